@@ -1,0 +1,430 @@
+"""The rules, once, compiled: legal moves, applying a move, and the observation.
+
+Every function here works on one game's state, a flat ``int8`` array whose layout a
+:class:`~solitaire_env.variant.Variant` fixes (offsets in its ``spec`` array), and on the variant's
+action table. Cards are ``suit * 13 + rank`` (see :mod:`solitaire_env.cards`). Piles are stored bottom
+to top with a length, and face-down cards are always the bottom ``down`` cards of a pile, so one count
+per pile records them.
+
+The batched functions at the end loop over many games in one call; the single env, the vector env,
+the agents and the solver all go through the same functions.
+"""
+
+from __future__ import annotations
+
+from numba import njit, prange
+
+from solitaire_env.variant import (
+    DRAW,
+    HIDDEN,
+    O_BASE,
+    O_DOWN,
+    O_FCNT,
+    O_FSUIT,
+    O_LEN,
+    O_NRES,
+    O_NSTOCK,
+    O_NWASTE,
+    O_REDEALS,
+    O_RES,
+    O_RESDOWN,
+    O_STOCK,
+    O_TAB,
+    O_WASTE,
+    OB_BASE,
+    OB_FOUND,
+    OB_NSTOCK,
+    OB_REDEALS,
+    OB_RES,
+    OB_STOCK,
+    OB_TAB,
+    OB_WASTE,
+    REDEAL,
+    RESERVE_TO_FOUNDATION,
+    RESERVE_TO_TABLEAU,
+    SP_AUTOFILL,
+    SP_CAP,
+    SP_FOUND,
+    SP_N_ACTIONS,
+    SP_NCARDS,
+    SP_PILES,
+    SP_REDEALS,
+    SP_RES_CAP,
+    SP_STOCK_CAP,
+    SP_TAB_TO_EMPTY,
+    SP_WHOLE,
+    SP_WRAP,
+    TABLEAU_TO_EMPTY,
+    TABLEAU_TO_FOUNDATION,
+    TABLEAU_TO_TABLEAU,
+    WASTE_TO_EMPTY,
+    WASTE_TO_FOUNDATION,
+    WASTE_TO_TABLEAU,
+)
+
+_jit = njit(cache=True, nogil=True)
+
+
+# --- card helpers --------------------------------------------------------------------------------
+
+
+@_jit
+def is_red(card: int) -> bool:
+    suit = card // 13
+    return suit == 1 or suit == 2
+
+
+@_jit
+def builds_on(card: int, onto: int, wrap: bool) -> bool:
+    """Tableau building: one rank lower, other colour; with ``wrap`` a King goes on an Ace."""
+    if is_red(card) == is_red(onto):
+        return False
+    r, t = card % 13, onto % 13
+    if wrap:
+        return r == (t + 12) % 13
+    return r == t - 1
+
+
+# --- reading a position --------------------------------------------------------------------------
+
+
+@_jit
+def pile_card(s, sp, p: int, k: int) -> int:
+    """The ``k``-th card of pile ``p`` counting from the bottom."""
+    return s[sp[O_TAB] + p * sp[SP_CAP] + k]
+
+
+@_jit
+def top_card(s, sp, p: int) -> int:
+    """The pile's top card if it is face up, else -1."""
+    n = s[sp[O_LEN] + p]
+    if n == 0 or s[sp[O_DOWN] + p] >= n:
+        return -1
+    return pile_card(s, sp, p, n - 1)
+
+
+@_jit
+def run_length(s, sp, p: int) -> int:
+    """Cards in the packed run on top of pile ``p`` (0 for an empty pile or a face-down top)."""
+    n = s[sp[O_LEN] + p]
+    down = s[sp[O_DOWN] + p]
+    if n == 0 or down >= n:
+        return 0
+    wrap = sp[SP_WRAP] != 0
+    k = 1
+    while k < n - down and builds_on(pile_card(s, sp, p, n - k), pile_card(s, sp, p, n - k - 1), wrap):
+        k += 1
+    return k
+
+
+@_jit
+def lowest_empty_pile(s, sp) -> int:
+    for p in range(sp[SP_PILES]):
+        if s[sp[O_LEN] + p] == 0:
+            return p
+    return -1
+
+
+@_jit
+def foundation_for(s, sp, card: int) -> int:
+    """The lowest-numbered foundation slot that accepts ``card``, or -1."""
+    base = s[sp[O_BASE]]
+    for f in range(sp[SP_FOUND]):
+        n = s[sp[O_FCNT] + f]
+        if n == 0:
+            if card % 13 == base:
+                return f
+        elif n < 13 and s[sp[O_FSUIT] + f] == card // 13 and card % 13 == (base + n) % 13:
+            return f
+    return -1
+
+
+@_jit
+def foundation_cards(s, sp) -> int:
+    total = 0
+    for f in range(sp[SP_FOUND]):
+        total += s[sp[O_FCNT] + f]
+    return total
+
+
+@_jit
+def hidden_cards(s, sp) -> int:
+    """Face-down cards on the table (tableau and reserve); the stock is not counted."""
+    total = s[sp[O_RESDOWN]]
+    for p in range(sp[SP_PILES]):
+        total += s[sp[O_DOWN] + p]
+    return total
+
+
+@_jit
+def waste_top(s, sp) -> int:
+    n = s[sp[O_NWASTE]]
+    return s[sp[O_WASTE] + n - 1] if n > 0 else -1
+
+
+@_jit
+def reserve_top(s, sp) -> int:
+    n = s[sp[O_NRES]]
+    if n == 0 or s[sp[O_RESDOWN]] >= n:
+        return -1
+    return s[sp[O_RES] + n - 1]
+
+
+@_jit
+def resolve(s, sp, actions, a: int):
+    """What action ``a`` does here: ``(target index, count)``, count 0 when it is not legal.
+
+    The target index is the foundation slot or tableau pile the move goes to (the canonical one:
+    lowest accepting foundation, lowest empty pile), or -1 for stock and waste.
+    """
+    kind, src, dst, cnt = actions[a, 0], actions[a, 1], actions[a, 2], actions[a, 3]
+    wrap = sp[SP_WRAP] != 0
+    if kind == DRAW:
+        return -1, (1 if s[sp[O_NSTOCK]] > 0 else 0)
+    if kind == REDEAL:
+        n = s[sp[O_NWASTE]]
+        ok = s[sp[O_NSTOCK]] == 0 and n > 0 and s[sp[O_REDEALS]] > 0
+        return -1, (n if ok else 0)
+    # The card or run that would move.
+    if kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU or kind == WASTE_TO_EMPTY:
+        card = waste_top(s, sp)
+        n_moved = 1
+    elif kind == RESERVE_TO_FOUNDATION or kind == RESERVE_TO_TABLEAU:
+        card = reserve_top(s, sp)
+        n_moved = 1
+    else:
+        n = s[sp[O_LEN] + src]
+        run = run_length(s, sp, src)
+        if run == 0:
+            return -1, 0
+        if kind == TABLEAU_TO_FOUNDATION:
+            card = pile_card(s, sp, src, n - 1)
+            n_moved = 1
+        elif kind == TABLEAU_TO_EMPTY:
+            # Whole pile into an empty pile only relabels piles: not offered.
+            if cnt > run or cnt >= n:
+                return -1, 0
+            card = pile_card(s, sp, src, n - cnt)
+            n_moved = cnt
+        else:  # TABLEAU_TO_TABLEAU: the one count that fits, if any
+            onto = top_card(s, sp, dst)
+            if onto < 0:
+                return -1, 0
+            if sp[SP_WHOLE] != 0:
+                if run != n:
+                    return -1, 0
+                n_moved = n
+            else:
+                n_moved = onto % 13 - pile_card(s, sp, src, n - 1) % 13
+                if n_moved < 1 or n_moved > run:
+                    return -1, 0
+            card = pile_card(s, sp, src, n - n_moved)
+            return (dst, n_moved) if builds_on(card, onto, wrap) else (-1, 0)
+    if card < 0:
+        return -1, 0
+    if kind == WASTE_TO_FOUNDATION or kind == RESERVE_TO_FOUNDATION or kind == TABLEAU_TO_FOUNDATION:
+        f = foundation_for(s, sp, card)
+        return (f, 1) if f >= 0 else (-1, 0)
+    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU:
+        onto = top_card(s, sp, dst)
+        return (dst, 1) if onto >= 0 and builds_on(card, onto, wrap) else (-1, 0)
+    # Into the lowest empty pile. While Rainbow's reserve lasts no pile is empty, by the refill rule.
+    if sp[SP_TAB_TO_EMPTY] == 0 and kind == TABLEAU_TO_EMPTY:
+        return -1, 0
+    e = lowest_empty_pile(s, sp)
+    return (e, n_moved) if e >= 0 else (-1, 0)
+
+
+@_jit
+def legal_mask(s, sp, actions, mask) -> int:
+    """Write 1 for every legal action, 0 otherwise; return how many are legal."""
+    count = 0
+    for a in range(sp[SP_N_ACTIONS]):
+        if resolve(s, sp, actions, a)[1] > 0:
+            mask[a] = 1
+            count += 1
+        else:
+            mask[a] = 0
+    return count
+
+
+# --- changing a position -------------------------------------------------------------------------
+
+
+@_jit
+def _push_pile(s, sp, p: int, card: int) -> None:
+    n = s[sp[O_LEN] + p]
+    s[sp[O_TAB] + p * sp[SP_CAP] + n] = card
+    s[sp[O_LEN] + p] = n + 1
+
+
+@_jit
+def _take_reserve(s, sp) -> int:
+    n = s[sp[O_NRES]] - 1
+    card = s[sp[O_RES] + n]
+    s[sp[O_NRES]] = n
+    if n > 0 and s[sp[O_RESDOWN]] >= n:  # the next reserve card turns face up at once
+        s[sp[O_RESDOWN]] = n - 1
+    return card
+
+
+@_jit
+def _after_taking_from(s, sp, p: int) -> None:
+    """Turn an uncovered face-down card up; refill an emptied pile from the reserve where the game says so."""
+    n = s[sp[O_LEN] + p]
+    if n > 0:
+        if s[sp[O_DOWN] + p] >= n:
+            s[sp[O_DOWN] + p] = n - 1
+    elif sp[SP_AUTOFILL] != 0 and s[sp[O_NRES]] > 0:
+        _push_pile(s, sp, p, _take_reserve(s, sp))
+
+
+@_jit
+def _to_foundation(s, sp, f: int, card: int) -> None:
+    if s[sp[O_FCNT] + f] == 0:
+        s[sp[O_FSUIT] + f] = card // 13
+    s[sp[O_FCNT] + f] += 1
+
+
+@_jit
+def apply_action(s, sp, actions, a: int) -> int:
+    """Play action ``a``; return the number of cards it moved, 0 (and no change) if it is not legal."""
+    target, count = resolve(s, sp, actions, a)
+    if count == 0:
+        return 0
+    kind, src = actions[a, 0], actions[a, 1]
+    if kind == DRAW:
+        n = s[sp[O_NSTOCK]] - 1
+        w = s[sp[O_NWASTE]]
+        s[sp[O_WASTE] + w] = s[sp[O_STOCK] + n]
+        s[sp[O_NSTOCK]] = n
+        s[sp[O_NWASTE]] = w + 1
+    elif kind == REDEAL:
+        # Turning the waste over: its first card becomes the stock's top, dealt first again.
+        n = s[sp[O_NWASTE]]
+        for k in range(n):
+            s[sp[O_STOCK] + k] = s[sp[O_WASTE] + n - 1 - k]
+        s[sp[O_NSTOCK]] = n
+        s[sp[O_NWASTE]] = 0
+        s[sp[O_REDEALS]] -= 1
+    elif kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU or kind == WASTE_TO_EMPTY:
+        w = s[sp[O_NWASTE]] - 1
+        card = s[sp[O_WASTE] + w]
+        s[sp[O_NWASTE]] = w
+        if kind == WASTE_TO_FOUNDATION:
+            _to_foundation(s, sp, target, card)
+        else:
+            _push_pile(s, sp, target, card)
+    elif kind == RESERVE_TO_FOUNDATION or kind == RESERVE_TO_TABLEAU:
+        card = _take_reserve(s, sp)
+        if kind == RESERVE_TO_FOUNDATION:
+            _to_foundation(s, sp, target, card)
+        else:
+            _push_pile(s, sp, target, card)
+    else:
+        n = s[sp[O_LEN] + src]
+        if kind == TABLEAU_TO_FOUNDATION:
+            _to_foundation(s, sp, target, pile_card(s, sp, src, n - 1))
+        else:
+            for k in range(n - count, n):
+                _push_pile(s, sp, target, pile_card(s, sp, src, k))
+        s[sp[O_LEN] + src] = n - count
+        _after_taking_from(s, sp, src)
+    return count
+
+
+# --- what the player sees ------------------------------------------------------------------------
+
+
+@_jit
+def observe(s, sp, obs) -> None:
+    """Write the observation: card codes 1..52 for seen cards, HIDDEN for unseen ones, 0 for nothing.
+
+    Never reads a face-down card or the unseen stock order: only what a player at the table knows.
+    """
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    for p in range(piles):
+        n, down = s[sp[O_LEN] + p], s[sp[O_DOWN] + p]
+        base = sp[OB_TAB] + p * cap
+        for k in range(cap):
+            if k < down:
+                obs[base + k] = HIDDEN
+            elif k < n:
+                obs[base + k] = pile_card(s, sp, p, k) + 1
+            else:
+                obs[base + k] = 0
+    nw = s[sp[O_NWASTE]]
+    for k in range(sp[SP_STOCK_CAP]):
+        obs[sp[OB_WASTE] + k] = s[sp[O_WASTE] + k] + 1 if k < nw else 0
+    base_rank = s[sp[O_BASE]]
+    for f in range(sp[SP_FOUND]):
+        n = s[sp[O_FCNT] + f]
+        obs[sp[OB_FOUND] + f] = s[sp[O_FSUIT] + f] * 13 + (base_rank + n - 1) % 13 + 1 if n > 0 else 0
+    ns = s[sp[O_NSTOCK]]
+    obs[sp[OB_NSTOCK]] = ns
+    if sp[SP_REDEALS] > 0:
+        # After a redeal the stock is the turned-over waste, which the player has seen card by card.
+        known = s[sp[O_REDEALS]] < sp[SP_REDEALS]
+        for k in range(sp[SP_STOCK_CAP]):
+            if k >= ns:
+                obs[sp[OB_STOCK] + k] = 0
+            elif known:
+                obs[sp[OB_STOCK] + k] = s[sp[O_STOCK] + k] + 1
+            else:
+                obs[sp[OB_STOCK] + k] = HIDDEN
+        obs[sp[OB_REDEALS]] = s[sp[O_REDEALS]]
+    if sp[SP_RES_CAP] > 0:
+        nr, down = s[sp[O_NRES]], s[sp[O_RESDOWN]]
+        for k in range(sp[SP_RES_CAP]):
+            if k < down:
+                obs[sp[OB_RES] + k] = HIDDEN
+            elif k < nr:
+                obs[sp[OB_RES] + k] = s[sp[O_RES] + k] + 1
+            else:
+                obs[sp[OB_RES] + k] = 0
+        obs[sp[OB_BASE]] = base_rank
+
+
+# --- many games at once --------------------------------------------------------------------------
+
+
+@_jit
+def _step_one(s, sp, actions, a, mask, obs):
+    """One env step: returns (cards moved, foundation cards gained, hidden cards revealed, legal moves after)."""
+    found0 = foundation_cards(s, sp)
+    hidden0 = hidden_cards(s, sp)
+    moved = apply_action(s, sp, actions, a)
+    n_legal = legal_mask(s, sp, actions, mask)
+    observe(s, sp, obs)
+    return moved, foundation_cards(s, sp) - found0, hidden0 - hidden_cards(s, sp), n_legal
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def step_batch(states, sp, actions, acts, masks, obs, moved, gained, revealed, n_legal) -> None:
+    """Advance every game ``i`` by action ``acts[i]``, writing masks, observations and step results."""
+    for i in prange(states.shape[0]):
+        m, g, r, n = _step_one(states[i], sp, actions, acts[i], masks[i], obs[i])
+        moved[i], gained[i], revealed[i], n_legal[i] = m, g, r, n
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
+    """Masks, observations and foundation counts of every game, e.g. after resets."""
+    for i in prange(states.shape[0]):
+        n_legal[i] = legal_mask(states[i], sp, actions, masks[i])
+        observe(states[i], sp, obs[i])
+        found[i] = foundation_cards(states[i], sp)
+
+
+__all__ = [
+    "apply_action",
+    "builds_on",
+    "foundation_cards",
+    "hidden_cards",
+    "legal_mask",
+    "observe",
+    "observe_batch",
+    "resolve",
+    "run_length",
+    "step_batch",
+]

@@ -1,0 +1,21 @@
+"""The three games, each a :class:`~solitaire_env.variant.Variant` in a module of its own."""
+
+from solitaire_env.games.number_ten import NUMBER_TEN
+from solitaire_env.games.rainbow import RAINBOW
+from solitaire_env.games.rank_and_file import RANK_AND_FILE
+from solitaire_env.variant import Variant
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in (RANK_AND_FILE, NUMBER_TEN, RAINBOW)}
+
+
+def get_variant(name: str | Variant) -> Variant:
+    """Look a variant up by its state-JSON name; raises ``ValueError`` listing the known ones."""
+    if isinstance(name, Variant):
+        return name
+    try:
+        return VARIANTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown variant {name!r}; known variants: {', '.join(VARIANTS)}") from None
+
+
+__all__ = ["NUMBER_TEN", "RAINBOW", "RANK_AND_FILE", "VARIANTS", "get_variant"]

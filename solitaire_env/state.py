@@ -1,0 +1,236 @@
+"""Deals from a seed, and the full game state as the JSON of ``shared/STATE_FORMAT.md`` (format 1).
+
+:func:`deal` builds a fresh position, :func:`to_json` exports one, :func:`from_json` checks a JSON
+state against every validity rule of the format and builds the engine's array; it raises
+``ValueError`` naming what is wrong and never touches any existing game.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from solitaire_env.cards import RANKS, card_from_str, card_to_str
+from solitaire_env.games import get_variant
+from solitaire_env.variant import (
+    O_BASE,
+    O_DOWN,
+    O_FCNT,
+    O_FSUIT,
+    O_LEN,
+    O_NRES,
+    O_NSTOCK,
+    O_NWASTE,
+    O_REDEALS,
+    O_RES,
+    O_RESDOWN,
+    O_STOCK,
+    O_TAB,
+    O_WASTE,
+    SP_CAP,
+    Variant,
+)
+
+FORMAT = 1
+_KEYS = ("format", "variant", "tableau", "foundations", "stock", "waste", "reserve", "redeals_left", "base_rank")
+_REQUIRED = ("format", "variant", "tableau", "foundations", "stock", "waste", "redeals_left")
+
+__all__ = ["FORMAT", "deal", "from_json", "to_json", "check_seed"]
+
+
+def check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def deal(variant: Variant | str, seed: int) -> np.ndarray:
+    """The deal numbered ``seed``: the same on every machine (numpy's PCG64, no global state)."""
+    v = get_variant(variant)
+    rng = np.random.Generator(np.random.PCG64(check_seed(seed)))
+    deck = [int(c) for c in rng.permutation(np.tile(np.arange(52), v.decks))]
+    cards = iter(deck)
+    foundations: list[list[int]] = [[] for _ in range(v.foundations)]
+    if v.base_from_deal:
+        foundations[0].append(next(cards))
+    reserve = [next(cards) for _ in range(v.reserve)]
+    # Dealt row by row, as at the table: the face-down rows first.
+    piles: list[list[int]] = [[] for _ in range(v.piles)]
+    for _ in range(v.deal_down + v.deal_up):
+        for pile in piles:
+            pile.append(next(cards))
+    stock = list(cards)  # the last one is dealt first
+    base = foundations[0][0] % 13 if v.base_from_deal else 0
+    return _build(
+        v,
+        tableau=[(p, v.deal_down) for p in piles],
+        foundations=foundations,
+        stock=stock,
+        waste=[],
+        reserve=(reserve, max(len(reserve) - 1, 0)),
+        redeals=v.redeals,
+        base=base,
+    )
+
+
+def _build(v: Variant, tableau, foundations, stock, waste, reserve, redeals: int, base: int) -> np.ndarray:
+    sp = v.spec
+    s = np.zeros(v.state_size, dtype=np.int8)
+    s[sp[O_FSUIT] : sp[O_FSUIT] + v.foundations] = -1
+    for p, (cards, down) in enumerate(tableau):
+        start = sp[O_TAB] + p * sp[SP_CAP]
+        s[start : start + len(cards)] = cards
+        s[sp[O_LEN] + p], s[sp[O_DOWN] + p] = len(cards), down
+    for f, cards in enumerate(foundations):
+        if cards:
+            s[sp[O_FSUIT] + f], s[sp[O_FCNT] + f] = cards[0] // 13, len(cards)
+    s[sp[O_STOCK] : sp[O_STOCK] + len(stock)] = stock
+    s[sp[O_NSTOCK]] = len(stock)
+    s[sp[O_WASTE] : sp[O_WASTE] + len(waste)] = waste
+    s[sp[O_NWASTE]] = len(waste)
+    res_cards, res_down = reserve
+    s[sp[O_RES] : sp[O_RES] + len(res_cards)] = res_cards
+    s[sp[O_NRES]], s[sp[O_RESDOWN]] = len(res_cards), res_down
+    s[sp[O_REDEALS]], s[sp[O_BASE]] = redeals, base
+    return s
+
+
+def to_json(variant: Variant, s: np.ndarray) -> dict:
+    """The position as a format-1 JSON dict (hidden cards included, marked ``#``)."""
+    v, sp = variant, variant.spec
+
+    def pile(start: int, n: int, down: int) -> list[str]:
+        return [("#" if k < down else "") + card_to_str(int(s[start + k])) for k in range(n)]
+
+    base = int(s[sp[O_BASE]])
+    foundations = []
+    for f in range(v.foundations):
+        suit, n = int(s[sp[O_FSUIT] + f]), int(s[sp[O_FCNT] + f])
+        foundations.append([card_to_str(suit * 13 + (base + k) % 13) for k in range(n)])
+    return {
+        "format": FORMAT,
+        "variant": v.name,
+        "tableau": [
+            pile(sp[O_TAB] + p * sp[SP_CAP], int(s[sp[O_LEN] + p]), int(s[sp[O_DOWN] + p])) for p in range(v.piles)
+        ],
+        "foundations": foundations,
+        "stock": pile(sp[O_STOCK], int(s[sp[O_NSTOCK]]), 0),
+        "waste": pile(sp[O_WASTE], int(s[sp[O_NWASTE]]), 0),
+        "reserve": pile(sp[O_RES], int(s[sp[O_NRES]]), int(s[sp[O_RESDOWN]])),
+        "redeals_left": int(s[sp[O_REDEALS]]),
+        "base_rank": RANKS[base] if v.base_from_deal else None,
+    }
+
+
+def _parse_pile(items: Any, where: str, allow_down: bool) -> tuple[list[int], int]:
+    if not isinstance(items, list):
+        raise ValueError(f"{where} must be a list of cards, got {type(items).__name__}")
+    cards, down, seen_up = [], 0, False
+    for k, text in enumerate(items):
+        if not isinstance(text, str):
+            raise ValueError(f"{where}[{k}] must be a card string like 'As', got {text!r}")
+        face_down = text.startswith("#")
+        if face_down:
+            if not allow_down:
+                raise ValueError(f"{where}[{k}] is {text!r}: face-down cards ('#') appear only in tableau and reserve")
+            if seen_up:
+                raise ValueError(f"{where}[{k}] is {text!r}: a face-down card lies above a face-up one")
+            down += 1
+            text = text[1:]
+        else:
+            seen_up = True
+        try:
+            cards.append(card_from_str(text))
+        except ValueError as err:
+            raise ValueError(f"{where}[{k}]: {err}") from None
+    if cards and down == len(cards):
+        raise ValueError(f"{where}: the top card {items[-1]!r} is face down; the top card of a pile is face up")
+    return cards, down
+
+
+def from_json(state: Any) -> tuple[Variant, np.ndarray]:
+    """Check ``state`` against STATE_FORMAT.md and build the engine array; ``ValueError`` if invalid."""
+    if not isinstance(state, dict):
+        raise ValueError(f"a game state must be a JSON object (dict), got {type(state).__name__}")
+    missing = [k for k in _REQUIRED if k not in state]
+    if missing:
+        raise ValueError(f"game state is missing key(s): {', '.join(missing)}")
+    unknown = sorted(set(state) - set(_KEYS))
+    if unknown:
+        raise ValueError(f"game state has unknown key(s): {', '.join(map(str, unknown))}; known keys: {', '.join(_KEYS)}")
+    if state["format"] != FORMAT or isinstance(state["format"], bool):
+        raise ValueError(f"unsupported state format {state['format']!r}; this engine reads format {FORMAT}")
+    v = get_variant(state["variant"])
+
+    tableau_items, found_items = state["tableau"], state["foundations"]
+    for key, items, n in (("tableau", tableau_items, v.piles), ("foundations", found_items, v.foundations)):
+        if not isinstance(items, list) or len(items) != n:
+            got = f"{len(items)} lists" if isinstance(items, list) else type(items).__name__
+            raise ValueError(f"{key} must be a list of {n} lists for {v.title}, got {got}")
+    tableau = [_parse_pile(items, f"tableau[{p}]", True) for p, items in enumerate(tableau_items)]
+    foundations = [_parse_pile(items, f"foundations[{f}]", False)[0] for f, items in enumerate(found_items)]
+    stock = _parse_pile(state["stock"], "stock", False)[0]
+    waste = _parse_pile(state["waste"], "waste", False)[0]
+    if v.reserve:
+        if "reserve" not in state:
+            raise ValueError(f"game state is missing key 'reserve', which {v.title} needs")
+        reserve = _parse_pile(state["reserve"], "reserve", True)
+    else:
+        if state.get("reserve") not in (None, []):
+            raise ValueError(f"{v.title} has no reserve, but 'reserve' holds {state['reserve']!r}")
+        reserve = ([], 0)
+
+    # Base rank and redeals.
+    if v.base_from_deal:
+        text = state.get("base_rank")
+        if not isinstance(text, str) or len(text) != 1 or text not in RANKS:
+            raise ValueError(f"base_rank must be one rank of {RANKS!r} in {v.title}, got {text!r}")
+        base = RANKS.index(text)
+    else:
+        if state.get("base_rank") is not None:
+            raise ValueError(f"{v.title} has no base rank, but base_rank is {state['base_rank']!r}")
+        base = 0
+    redeals = state["redeals_left"]
+    if isinstance(redeals, bool) or not isinstance(redeals, int) or not 0 <= redeals <= v.redeals:
+        raise ValueError(f"redeals_left must be an integer from 0 to {v.redeals} in {v.title}, got {redeals!r}")
+
+    # Exactly the variant's cards.
+    counts = Counter(stock + waste + reserve[0] + [c for cards, _ in tableau for c in cards])
+    counts.update(c for cards in foundations for c in cards)
+    problems = []
+    for card in range(52):
+        if counts[card] != v.decks:
+            problems.append(f"{card_to_str(card)} appears {counts[card]} time(s)")
+    if problems:
+        shown = "; ".join(problems[:6]) + (f"; and {len(problems) - 6} more" if len(problems) > 6 else "")
+        raise ValueError(f"{v.title} needs each of the 52 cards exactly {v.decks} time(s): {shown}")
+
+    # Foundations follow their build: the base rank first, then up in suit.
+    first = RANKS[base]
+    for f, cards in enumerate(foundations):
+        if len(cards) > 13:
+            raise ValueError(f"foundations[{f}] holds {len(cards)} cards; a foundation holds at most 13")
+        for k, card in enumerate(cards):
+            expected_rank = (base + k) % 13
+            if card % 13 != expected_rank or card // 13 != cards[0] // 13:
+                want = f"a {first}" if k == 0 else f"the {RANKS[expected_rank]} of the suit of {card_to_str(cards[0])}"
+                raise ValueError(
+                    f"foundations[{f}][{k}] is {card_to_str(card)}, which breaks the build: expected {want}"
+                )
+
+    # Rainbow's refill rule, and the engine's storage bounds (never reached in play).
+    if v.auto_fill and reserve[0] and any(not cards for cards, _ in tableau):
+        raise ValueError("a tableau pile is empty while the reserve holds cards: the reserve refills empty piles at once")
+    for p, (cards, _) in enumerate(tableau):
+        if len(cards) > v.pile_capacity:
+            raise ValueError(f"tableau[{p}] holds {len(cards)} cards; the engine stores at most {v.pile_capacity}")
+    if len(stock) + len(waste) > v.stock_capacity:
+        raise ValueError(
+            f"stock and waste hold {len(stock) + len(waste)} cards; {v.title} deals only {v.stock_capacity} there"
+        )
+    if len(reserve[0]) > v.reserve:
+        raise ValueError(f"reserve holds {len(reserve[0])} cards; {v.title} deals {v.reserve} there")
+    return v, _build(v, tableau, foundations, stock, waste, reserve, redeals, base)
+

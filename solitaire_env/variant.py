@@ -1,0 +1,180 @@
+"""What makes each game different, declared as data: :class:`Variant`.
+
+A variant states the deal shape and the handful of rule switches in which the three games differ.
+From it this module derives everything the compiled core needs: the flat state layout (offsets into
+one small ``int8`` array per game), and the table of actions (one id per canonical move).
+
+The rules themselves live once, in :mod:`solitaire_env.core`; the games in
+:mod:`solitaire_env.games` are just instances of :class:`Variant`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Action kinds: column 0 of the action table.
+DRAW, REDEAL = 0, 1
+WASTE_TO_FOUNDATION, WASTE_TO_TABLEAU, WASTE_TO_EMPTY = 2, 3, 4
+RESERVE_TO_FOUNDATION, RESERVE_TO_TABLEAU = 5, 6
+TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY = 7, 8, 9
+
+# Indices into the int64 "spec" array handed to the compiled core.
+(
+    SP_PILES, SP_CAP, SP_FOUND, SP_WRAP, SP_WHOLE, SP_TAB_TO_EMPTY, SP_AUTOFILL, SP_REDEALS,
+    SP_STOCK_CAP, SP_RES_CAP, SP_NCARDS, SP_N_ACTIONS, SP_STATE_SIZE,
+    O_TAB, O_LEN, O_DOWN, O_FSUIT, O_FCNT, O_STOCK, O_NSTOCK, O_WASTE, O_NWASTE,
+    O_RES, O_NRES, O_RESDOWN, O_REDEALS, O_BASE,
+    OB_TAB, OB_WASTE, OB_FOUND, OB_NSTOCK, OB_STOCK, OB_REDEALS, OB_RES, OB_BASE, OB_SIZE,
+    SP_LEN,
+) = range(37)
+
+HIDDEN = 53  # observation code of a card the player cannot see
+MAX_RUN = 13  # longest packed run without wrapping: King down to Ace
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The declarative description of one game.
+
+    ==================  ==============================================================================
+    field               meaning
+    ==================  ==============================================================================
+    name                id used in state JSON (``rank_and_file``, ``number_ten``, ``rainbow``)
+    title               human name
+    decks               number of 52-card decks
+    piles               tableau piles
+    deal_down/deal_up   face-down and face-up cards dealt to each pile
+    foundations         foundation slots
+    reserve             reserve size (its top card dealt face up)
+    base_from_deal      one card is dealt to the first foundation and fixes the base rank
+    wrap                ranks wrap King-Ace in building, on tableau and foundations
+    whole_pile_moves    between piles only whole piles move (else any packed run or its top part)
+    tableau_to_empty    tableau cards may go into an empty pile
+    auto_fill           an emptied pile is filled at once from the reserve
+    redeals             times the waste may be turned over into a new stock
+    pile_capacity       longest pile the engine stores (legal play cannot exceed it)
+    max_episode_steps   the registered env's truncation limit
+    ==================  ==============================================================================
+    """
+
+    name: str
+    title: str
+    decks: int
+    piles: int
+    deal_down: int
+    deal_up: int
+    foundations: int
+    reserve: int = 0
+    base_from_deal: bool = False
+    wrap: bool = False
+    whole_pile_moves: bool = False
+    tableau_to_empty: bool = True
+    auto_fill: bool = False
+    redeals: int = 0
+    pile_capacity: int = 16
+    max_episode_steps: int = 2000
+    # Derived in __post_init__:
+    spec: np.ndarray = field(init=False, repr=False, compare=False)
+    actions: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.tableau_to_empty and self.wrap:
+            raise ValueError("the core computes run splits for non-wrapping games only")
+        object.__setattr__(self, "actions", _action_table(self))
+        object.__setattr__(self, "spec", _spec_array(self))
+
+    @property
+    def n_cards(self) -> int:
+        return 52 * self.decks
+
+    @property
+    def stock_capacity(self) -> int:
+        """Cards dealt to the stock; stock and waste together never hold more."""
+        dealt = self.piles * (self.deal_down + self.deal_up) + self.reserve + int(self.base_from_deal)
+        return self.n_cards - dealt
+
+    @property
+    def n_actions(self) -> int:
+        return len(self.actions)
+
+    @property
+    def state_size(self) -> int:
+        return int(self.spec[SP_STATE_SIZE])
+
+    @property
+    def obs_size(self) -> int:
+        return int(self.spec[OB_SIZE])
+
+
+def _action_table(v: Variant) -> np.ndarray:
+    """Rows ``(kind, source index, target index, count)``; -1 where the move's position decides."""
+    rows: list[tuple[int, int, int, int]] = [(DRAW, -1, -1, 1)]
+    if v.redeals:
+        rows.append((REDEAL, -1, -1, -1))
+    rows.append((WASTE_TO_FOUNDATION, -1, -1, 1))
+    rows += [(WASTE_TO_TABLEAU, -1, j, 1) for j in range(v.piles)]
+    rows.append((WASTE_TO_EMPTY, -1, -1, 1))
+    if v.reserve:
+        rows.append((RESERVE_TO_FOUNDATION, -1, -1, 1))
+        rows += [(RESERVE_TO_TABLEAU, -1, j, 1) for j in range(v.piles)]
+    rows += [(TABLEAU_TO_FOUNDATION, i, -1, 1) for i in range(v.piles)]
+    rows += [(TABLEAU_TO_TABLEAU, i, j, -1) for i in range(v.piles) for j in range(v.piles) if i != j]
+    if v.tableau_to_empty:
+        rows += [(TABLEAU_TO_EMPTY, i, -1, k) for i in range(v.piles) for k in range(1, MAX_RUN + 1)]
+    return np.array(rows, dtype=np.int64)
+
+
+def _spec_array(v: Variant) -> np.ndarray:
+    sp = np.zeros(SP_LEN, dtype=np.int64)
+    sp[SP_PILES], sp[SP_CAP], sp[SP_FOUND] = v.piles, v.pile_capacity, v.foundations
+    sp[SP_WRAP], sp[SP_WHOLE], sp[SP_TAB_TO_EMPTY] = v.wrap, v.whole_pile_moves, v.tableau_to_empty
+    sp[SP_AUTOFILL], sp[SP_REDEALS] = v.auto_fill, v.redeals
+    sp[SP_STOCK_CAP], sp[SP_RES_CAP], sp[SP_NCARDS] = v.stock_capacity, v.reserve, v.n_cards
+    sp[SP_N_ACTIONS] = len(v.actions)
+    # State layout: one int8 array; every list is stored bottom to top with a length beside it.
+    sizes = [
+        (O_TAB, v.piles * v.pile_capacity), (O_LEN, v.piles), (O_DOWN, v.piles),
+        (O_FSUIT, v.foundations), (O_FCNT, v.foundations),
+        (O_STOCK, v.stock_capacity), (O_NSTOCK, 1), (O_WASTE, v.stock_capacity), (O_NWASTE, 1),
+        (O_RES, v.reserve), (O_NRES, 1), (O_RESDOWN, 1), (O_REDEALS, 1), (O_BASE, 1),
+    ]
+    offset = 0
+    for key, size in sizes:
+        sp[key] = offset
+        offset += size
+    sp[SP_STATE_SIZE] = offset
+    # Observation layout (see observation_fields below); absent fields get size 0.
+    offset = 0
+    for key, size in _obs_sizes(v):
+        sp[key] = offset
+        offset += size
+    sp[OB_SIZE] = offset
+    return sp
+
+
+def _obs_sizes(v: Variant) -> list[tuple[int, int]]:
+    known_stock = v.stock_capacity if v.redeals else 0
+    return [
+        (OB_TAB, v.piles * v.pile_capacity), (OB_WASTE, v.stock_capacity), (OB_FOUND, v.foundations),
+        (OB_NSTOCK, 1), (OB_STOCK, known_stock), (OB_REDEALS, 1 if v.redeals else 0),
+        (OB_RES, v.reserve), (OB_BASE, 1 if v.base_from_deal else 0),
+    ]
+
+
+def observation_fields(v: Variant) -> dict[str, tuple[slice, int]]:
+    """Name -> (slice of the flat observation, number of values each entry takes)."""
+    names = {
+        OB_TAB: ("tableau", HIDDEN + 1), OB_WASTE: ("waste", HIDDEN), OB_FOUND: ("foundations", HIDDEN),
+        OB_NSTOCK: ("stock_size", v.stock_capacity + 1), OB_STOCK: ("stock", HIDDEN + 1),
+        OB_REDEALS: ("redeals_left", v.redeals + 1), OB_RES: ("reserve", HIDDEN + 1),
+        OB_BASE: ("base_rank", 13),
+    }
+    fields = {}
+    for key, size in _obs_sizes(v):
+        if size:
+            name, n = names[key]
+            start = int(v.spec[key])
+            fields[name] = (slice(start, start + size), n)
+    return fields
