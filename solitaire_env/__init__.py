@@ -7,8 +7,11 @@ engine (:class:`Game`, :mod:`solitaire_env.core`) has no Gymnasium dependency.
 from solitaire_env.game import Game
 from solitaire_env.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE, VARIANTS, get_variant
 from solitaire_env.moves import Move
+from solitaire_env.registration import ENV_IDS, register_envs
 from solitaire_env.variant import Variant
 
 __version__ = "0.1.0"
 
-__all__ = ["Game", "Move", "NUMBER_TEN", "RAINBOW", "RANK_AND_FILE", "VARIANTS", "Variant", "get_variant"]
+register_envs()
+
+__all__ = ["ENV_IDS", "Game", "Move", "NUMBER_TEN", "RAINBOW", "RANK_AND_FILE", "VARIANTS", "Variant", "get_variant"]

@@ -390,21 +390,23 @@ def observe(s, sp, obs) -> None:
 
 @_jit
 def _step_one(s, sp, actions, a, mask, obs):
-    """One env step: returns (cards moved, foundation cards gained, hidden cards revealed, legal moves after)."""
+    """One env step (no move when ``a < 0``): (foundation cards gained, cards revealed, legal moves after)."""
     found0 = foundation_cards(s, sp)
     hidden0 = hidden_cards(s, sp)
-    moved = apply_action(s, sp, actions, a)
+    if a >= 0:
+        apply_action(s, sp, actions, a)
     n_legal = legal_mask(s, sp, actions, mask)
     observe(s, sp, obs)
-    return moved, foundation_cards(s, sp) - found0, hidden0 - hidden_cards(s, sp), n_legal
+    return foundation_cards(s, sp) - found0, hidden0 - hidden_cards(s, sp), n_legal
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def step_batch(states, sp, actions, acts, masks, obs, moved, gained, revealed, n_legal) -> None:
-    """Advance every game ``i`` by action ``acts[i]``, writing masks, observations and step results."""
+def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
+    """Advance game ``i`` by action ``acts[i]`` (none if negative; illegal ones change nothing)."""
     for i in prange(states.shape[0]):
-        m, g, r, n = _step_one(states[i], sp, actions, acts[i], masks[i], obs[i])
-        moved[i], gained[i], revealed[i], n_legal[i] = m, g, r, n
+        g, r, n = _step_one(states[i], sp, actions, acts[i], masks[i], obs[i])
+        gained[i], revealed[i], n_legal[i] = g, r, n
+        found[i] = foundation_cards(states[i], sp)
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -1,0 +1,206 @@
+"""What the three Gymnasium envs share: :class:`SolitaireEnv`.
+
+Each game's env (``rank_and_file.py``, ``number_ten.py``, ``rainbow.py``) is this class with a
+variant and a docstring of its own; the rules are in :mod:`solitaire_env.core`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from solitaire_env import core
+from solitaire_env.game import Game
+from solitaire_env.moves import Move
+from solitaire_env.variant import Variant, observation_fields
+
+OBS_MODES = ("codes", "dict", "onehot")
+ILLEGAL_MODES = ("penalize", "raise")
+
+
+def observation_nvec(variant: Variant) -> np.ndarray:
+    """Number of values of each entry of the flat ``codes`` observation."""
+    nvec = np.zeros(variant.obs_size, dtype=np.int64)
+    for field, n in observation_fields(variant).values():
+        nvec[field] = n
+    return nvec
+
+
+def observation_space(variant: Variant, obs_mode: str) -> spaces.Space:
+    nvec = observation_nvec(variant)
+    if obs_mode == "codes":
+        return spaces.MultiDiscrete(nvec, dtype=np.int8)
+    if obs_mode == "onehot":
+        return spaces.Box(0.0, 1.0, shape=(int(nvec.sum()),), dtype=np.float32)
+    fields: dict[str, spaces.Space] = {
+        name: spaces.MultiDiscrete(nvec[field], dtype=np.int8) for name, (field, _) in observation_fields(variant).items()
+    }
+    fields["action_mask"] = spaces.Box(0, 1, shape=(variant.n_actions,), dtype=np.int8)
+    return spaces.Dict(fields)
+
+
+class ObservationEncoder:
+    """Turns the engine's flat code vector (and the mask) into the chosen observation convention."""
+
+    def __init__(self, variant: Variant, obs_mode: str) -> None:
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode must be one of {', '.join(OBS_MODES)}, got {obs_mode!r}")
+        self.mode = obs_mode
+        self.fields = observation_fields(variant)
+        nvec = observation_nvec(variant)
+        self.onehot_offsets = np.concatenate(([0], np.cumsum(nvec)[:-1]))
+        self.onehot_size = int(nvec.sum())
+
+    def __call__(self, codes: np.ndarray, mask: np.ndarray) -> Any:
+        """``codes`` and ``mask`` may carry a leading batch dimension."""
+        if self.mode == "codes":
+            return codes
+        if self.mode == "onehot":
+            out = np.zeros(codes.shape[:-1] + (self.onehot_size,), dtype=np.float32)
+            np.put_along_axis(out, self.onehot_offsets + codes.astype(np.int64), 1.0, axis=-1)
+            return out
+        obs = {name: codes[..., field].copy() for name, (field, _) in self.fields.items()}
+        obs["action_mask"] = mask.copy()
+        return obs
+
+
+class SolitaireEnv(gym.Env):
+    """Shared implementation; see the per-game subclasses for the documentation tables."""
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    variant: Variant
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        obs_mode: str = "codes",
+        illegal_action: str = "penalize",
+        illegal_penalty: float = 0.01,
+        win_bonus: float = 0.0,
+        step_penalty: float = 0.0,
+        reveal_bonus: float = 0.0,
+        ansi_color: bool = False,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if illegal_action not in ILLEGAL_MODES:
+            raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_MODES)}, got {illegal_action!r}")
+        for name, value in (("illegal_penalty", illegal_penalty), ("win_bonus", win_bonus),
+                            ("step_penalty", step_penalty), ("reveal_bonus", reveal_bonus)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+        v = self.variant
+        self.render_mode = render_mode
+        self.obs_mode = obs_mode
+        self.illegal_action = illegal_action
+        self.illegal_penalty, self.win_bonus = float(illegal_penalty), float(win_bonus)
+        self.step_penalty, self.reveal_bonus = float(step_penalty), float(reveal_bonus)
+        self.ansi_color = bool(ansi_color)
+        self._encoder = ObservationEncoder(v, obs_mode)
+        self.observation_space = observation_space(v, obs_mode)
+        self.action_space = spaces.Discrete(v.n_actions)
+        self.game = Game(v, seed=0)
+        self.deal_seed: int | None = 0
+        self._codes = np.zeros(v.obs_size, dtype=np.int8)
+        self._mask = np.zeros(v.n_actions, dtype=np.int8)
+        self._n_legal = 0
+        self._to_win = v.n_cards
+
+    # --- Gymnasium API ------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"state"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'state'")
+        if "state" in options:
+            return self.set_state(options["state"])
+        # Deal number `seed` when a seed is given, so env deals match Game(variant, seed) everywhere.
+        self.deal_seed = int(seed) if seed is not None else int(self.np_random.integers(2**62))
+        self.game = Game(self.variant, seed=self.deal_seed)
+        return self._start()
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        a = self._check_action(action)
+        game, v = self.game, self.variant
+        move = game.decode(a)
+        info: dict[str, Any] = {"illegal_action": not self._mask[a]}
+        reward = -self.step_penalty
+        if info["illegal_action"]:
+            if self.illegal_action == "raise":
+                raise ValueError(f"action {a} is not legal here: {move}")
+            reward -= self.illegal_penalty
+        else:
+            gained, revealed, self._n_legal = core._step_one(
+                game.state, v.spec, v.actions, a, self._mask, self._codes
+            )
+            reward += gained / self._to_win + self.reveal_bonus * revealed
+            info["move"] = move
+        won = game.foundation_cards == v.n_cards
+        if won and not info["illegal_action"]:
+            reward += self.win_bonus
+        terminated = won or self._n_legal == 0
+        info.update(self._info())
+        return self._observation(), float(reward), bool(terminated), False, info
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode == "ansi":
+            return self.game.render_text(color=self.ansi_color)
+        if self.render_mode == "rgb_array":
+            from solitaire_env.render import render_rgb
+
+            return render_rgb(self.game.get_state())
+        return None
+
+    # --- engine access ------------------------------------------------------------------------
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions as ``bool``: the method sb3-contrib's MaskablePPO calls."""
+        return self._mask.astype(bool)
+
+    def decode_action(self, action: int) -> Move:
+        return self.game.decode(action)
+
+    def encode_action(self, move: Move) -> int:
+        return self.game.encode(move)
+
+    def get_state(self) -> dict:
+        """The full position as STATE_FORMAT.md JSON (hidden cards included: not an observation)."""
+        return self.game.get_state()
+
+    def set_state(self, state: dict) -> tuple[Any, dict]:
+        """Continue from a JSON position; returns ``(obs, info)``. Invalid: ``ValueError``, nothing changes."""
+        game = Game.from_state(state)  # validates before anything changes
+        if game.variant is not self.variant:
+            raise ValueError(f"state is a {game.variant.title} position, but this env plays {self.variant.title}")
+        self.game, self.deal_seed = game, None
+        return self._start()
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _start(self) -> tuple[Any, dict]:
+        v, s = self.variant, self.game.state
+        self._n_legal = core.legal_mask(s, v.spec, v.actions, self._mask)
+        core.observe(s, v.spec, self._codes)
+        self._to_win = max(v.n_cards - self.game.foundation_cards, 1)
+        info = self._info()
+        info["deal_seed"] = self.deal_seed
+        return self._observation(), info
+
+    def _check_action(self, action: Any) -> int:
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < self.variant.n_actions:
+            raise ValueError(f"action {action!r} is outside the action space Discrete({self.variant.n_actions})")
+        return int(action)
+
+    def _observation(self) -> Any:
+        return self._encoder(self._codes.copy(), self._mask)
+
+    def _info(self) -> dict:
+        n = self.game.foundation_cards
+        return {"action_mask": self._mask.copy(), "foundation_cards": n, "is_won": n == self.variant.n_cards}

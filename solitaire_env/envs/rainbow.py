@@ -1,0 +1,60 @@
+"""``Rainbow-v0``: Rainbow, one deck, a reserve, four piles, wrapping builds and two redeals."""
+
+from __future__ import annotations
+
+from solitaire_env.envs.base import SolitaireEnv
+from solitaire_env.games import RAINBOW
+
+
+class RainbowEnv(SolitaireEnv):
+    """Rainbow: build four foundations up in suit from the base rank, wrapping King to Ace.
+
+    Rules: ``shared/RULES.md`` and :mod:`solitaire_env.games.rainbow`. The first card dealt starts
+    the first foundation and fixes the base rank. Piles build down in alternating colours, wrapping;
+    only whole piles move between piles; an emptied pile is refilled from the reserve at once, and
+    once the reserve is gone only by choice from the waste. Two redeals.
+
+    ## Action space
+
+    ``Discrete(29)``. Piles are numbered 0-3; foundation slot and empty pile are the canonical ones.
+
+    | id            | move                                                      |
+    |---------------|-----------------------------------------------------------|
+    | 0             | draw: stock -> waste                                      |
+    | 1             | redeal: waste turned over -> stock                        |
+    | 2             | waste -> foundation                                       |
+    | 3 + j         | waste -> tableau pile j (j = 0..3, not empty)             |
+    | 7             | waste -> lowest empty pile (only once the reserve is out) |
+    | 8             | reserve -> foundation                                     |
+    | 9 + j         | reserve -> tableau pile j                                 |
+    | 13 + i        | top of tableau pile i -> foundation                       |
+    | 17 + 3i + jj  | whole pile i -> onto pile j (jj = j, or j - 1 if j > i)  |
+
+    ## Observation
+
+    Default ``obs_mode="codes"``: ``MultiDiscrete`` of 296 ``int8`` entries; card codes as in
+    :class:`~solitaire_env.envs.rank_and_file.RankAndFileEnv` (1..52 a card, 53 unseen, 0 nothing).
+
+    | entries  | field        | values                                                          |
+    |----------|--------------|-----------------------------------------------------------------|
+    | 0-207    | tableau      | pile p, position k (bottom first) at 52p + k                    |
+    | 208-241  | waste        | the whole waste, bottom first                                   |
+    | 242-245  | foundations  | top card of each slot, 0 if empty                               |
+    | 246      | stock_size   | 0-34                                                            |
+    | 247-280  | stock        | bottom first: 53 while unseen; after a redeal the stock is the  |
+    |          |              | turned waste, which the player has seen, so its cards are shown |
+    | 281      | redeals_left | 0-2                                                             |
+    | 282-294  | reserve      | bottom first: 53 face down, the face-up top card, 0 nothing     |
+    | 295      | base_rank    | 0-12 (Ace = 0)                                                  |
+
+    ``obs_mode="dict"`` and ``"onehot"`` as in Rank and File (the one-hot has 15,835 values).
+
+    ## Rewards, episode end, arguments
+
+    As in :class:`~solitaire_env.envs.rank_and_file.RankAndFileEnv`; the cards to win are the 51
+    not dealt to the foundation (the return of a won episode is 1.0); ``terminated`` when all 52
+    cards are on the foundations or no legal move (redeals included) is left; registered
+    ``max_episode_steps`` 1000.
+    """
+
+    variant = RAINBOW

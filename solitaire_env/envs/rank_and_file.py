@@ -1,0 +1,76 @@
+"""``RankAndFile-v0``: Rank and File (Dress Parade), two decks, ten piles of three down and one up."""
+
+from __future__ import annotations
+
+from solitaire_env.envs.base import SolitaireEnv
+from solitaire_env.games import RANK_AND_FILE
+
+
+class RankAndFileEnv(SolitaireEnv):
+    """Rank and File: move all 104 cards to eight foundations built up in suit from Ace to King.
+
+    Rules: ``shared/RULES.md`` and :mod:`solitaire_env.games.rank_and_file`. Piles build down in
+    alternating colours; a packed run or its top part moves as a unit; an empty pile takes any card
+    or run; one pass through the stock, one card at a time.
+
+    ## Action space
+
+    ``Discrete(243)``. Piles are numbered 0-9. Which foundation slot, which empty pile and how many
+    cards a tableau-to-tableau move takes are decided by the position (the canonical move of
+    RULES.md), so each id is one move; ``env.unwrapped.decode_action(a)`` shows it.
+
+    | id              | move                                                            |
+    |-----------------|-----------------------------------------------------------------|
+    | 0               | draw: stock -> waste                                            |
+    | 1               | waste -> foundation (lowest accepting slot)                     |
+    | 2 + j           | waste -> tableau pile j (j = 0..9, not empty)                   |
+    | 12              | waste -> lowest empty pile                                      |
+    | 13 + i          | top of tableau pile i -> foundation                             |
+    | 23 + 9i + jj    | tableau pile i -> tableau pile j: the one run that fits there   |
+    | 113 + 13i + k-1 | top k cards (k = 1..13) of pile i -> lowest empty pile           |
+
+    (``jj`` is ``j``, or ``j - 1`` when ``j > i``.) Moving a whole pile into an empty pile only
+    relabels piles, so those ids are never legal.
+
+    ## Observation
+
+    Default ``obs_mode="codes"``: ``MultiDiscrete`` of 233 ``int8`` entries. A card code is
+    ``suit*13 + rank + 1`` (1..52; suits c d h s, rank 0 = Ace), 53 is a face-down card, 0 is nothing.
+
+    | entries  | field        | values                                                        |
+    |----------|--------------|---------------------------------------------------------------|
+    | 0-159    | tableau      | pile p, position k (bottom first) at 16p + k: 0 / card / 53   |
+    | 160-223  | waste        | the whole waste, bottom first (every card was seen): 0 / card |
+    | 224-231  | foundations  | top card of each slot, 0 if empty (the slot's cards follow)   |
+    | 232      | stock_size   | cards left in the stock, 0-64 (their order is never shown)    |
+
+    ``obs_mode="dict"`` gives these fields as a ``Dict`` plus ``"action_mask"``; ``obs_mode="onehot"``
+    a flat float32 ``Box`` one-hot of every entry (12,521 values).
+
+    ## Rewards
+
+    Cards moved to the foundations by the step / cards not on them at the start (an episode
+    returns 1.0 when the game is won), plus ``reveal_bonus`` per face-down card turned up, plus
+    ``win_bonus`` on winning, minus ``step_penalty`` every step, minus ``illegal_penalty`` for a
+    masked-out action (which changes nothing).
+
+    ## Episode end
+
+    ``terminated``: all 104 cards on the foundations, or no legal move left. ``truncated``: after
+    ``max_episode_steps`` (registered default 2000; random play can loop forever).
+
+    ## Arguments
+
+    | argument         | default      | meaning                                                   |
+    |------------------|--------------|-----------------------------------------------------------|
+    | render_mode      | None         | ``"ansi"`` (text table) or ``"rgb_array"`` (picture)      |
+    | obs_mode         | "codes"      | ``"codes"``, ``"dict"`` (with action_mask) or ``"onehot"`` |
+    | illegal_action   | "penalize"   | ``"penalize"``: no change and a penalty; ``"raise"``: ValueError |
+    | illegal_penalty  | 0.01         | subtracted for an illegal action                          |
+    | win_bonus        | 0.0          | added on the winning step                                 |
+    | step_penalty     | 0.0          | subtracted every step                                     |
+    | reveal_bonus     | 0.0          | added per face-down card turned up                        |
+    | ansi_color       | False        | ANSI colours in the ``"ansi"`` rendering                  |
+    """
+
+    variant = RANK_AND_FILE
