@@ -1,0 +1,103 @@
+"""The natively batched vector env against Gymnasium's SyncVectorEnv of single envs, step for step."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import solitaire_env  # noqa: F401  (registers the envs)
+from solitaire_env.vector import SolitaireVectorEnv
+
+ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_make_vec_gives_the_batched_env(env_id):
+    env = gym.make_vec(env_id, num_envs=3)
+    assert isinstance(env, SolitaireVectorEnv)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    obs, info = env.reset(seed=0)
+    n = env.single_action_space.n
+    assert obs.shape == (3,) + env.single_observation_space.shape
+    assert info["action_mask"].shape == (3, n) and info["action_mask"].dtype == np.int8
+    np.testing.assert_array_equal(env.action_masks(), info["action_mask"].astype(bool))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("obs_mode", ["codes", "dict"])
+def test_batched_env_equals_sync_vector_env(env_id, obs_mode):
+    n, max_steps = 4, 60  # short episodes, so truncation autoresets happen often
+    kwargs = dict(obs_mode=obs_mode, illegal_penalty=0.05, reveal_bonus=0.1)
+    batched = gym.make_vec(env_id, num_envs=n, max_episode_steps=max_steps, **kwargs)
+    sync = gym.make_vec(env_id, num_envs=n, vectorization_mode="sync", max_episode_steps=max_steps, **kwargs)
+    obs_b, info_b = batched.reset(seed=100)
+    obs_s, info_s = sync.reset(seed=100)
+    rng = np.random.default_rng(0)
+    resets = ends = 0
+    for step in range(400):
+        _assert_same(obs_b, obs_s)
+        np.testing.assert_array_equal(info_b["action_mask"], info_s["action_mask"])
+        np.testing.assert_array_equal(info_b["foundation_cards"], info_s["foundation_cards"])
+        mask = info_b["action_mask"]
+        # Mostly legal actions, sometimes an illegal one.
+        actions = np.array([
+            rng.choice(np.flatnonzero(m)) if m.any() and rng.random() > 0.1 else rng.integers(len(m)) for m in mask
+        ])
+        obs_b, r_b, term_b, trunc_b, info_b = batched.step(actions)
+        obs_s, r_s, term_s, trunc_s, info_s = sync.step(actions)
+        np.testing.assert_allclose(r_b, r_s, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(term_b, term_s)
+        np.testing.assert_array_equal(trunc_b, trunc_s)
+        ends += int((term_b | trunc_b).sum())
+        resets += int(("deal_seed" in info_s) and info_s["_deal_seed"].sum())
+    assert ends > 0 and resets > 0
+
+
+def _assert_same(a, b):
+    if isinstance(a, dict):
+        assert set(a) == set(b)
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key])
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+def test_reset_seeds_each_sub_env_with_seed_plus_index():
+    env = gym.make_vec("Rainbow-v0", num_envs=3)
+    single = gym.make("Rainbow-v0")
+    env.reset(seed=20)
+    for i in range(3):
+        single.reset(seed=20 + i)
+        assert env.unwrapped.get_state(i) == single.unwrapped.get_state()
+
+
+def test_illegal_action_raise_mode_changes_nothing():
+    env = gym.make_vec("RankAndFile-v0", num_envs=2, illegal_action="raise")
+    obs, info = env.reset(seed=0)
+    states = env.unwrapped.states.copy()
+    actions = np.array([np.flatnonzero(info["action_mask"][0])[0], np.flatnonzero(info["action_mask"][1] == 0)[0]])
+    with pytest.raises(ValueError, match="sub-env 1"):
+        env.step(actions)
+    np.testing.assert_array_equal(env.unwrapped.states, states)
+
+
+@pytest.mark.parametrize("actions", [np.array([0, 999]), np.array([0, -1]), np.array([0]), np.array([0.0, 1.0])])
+def test_bad_actions_raise(actions):
+    env = gym.make_vec("RankAndFile-v0", num_envs=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError):
+        env.step(actions)
+
+
+def test_step_before_reset_raises():
+    env = gym.make_vec("RankAndFile-v0", num_envs=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.zeros(2, dtype=np.int64))
+
+
+def test_state_is_small():
+    env = gym.make_vec("RankAndFile-v0", num_envs=8)
+    per_game = env.unwrapped.states.nbytes / 8
+    assert per_game <= 1024
