@@ -118,7 +118,7 @@ class Game:
 
     def observation(self) -> np.ndarray:
         """What a player at the table sees, as the flat code vector of :mod:`solitaire_env.core`."""
-        obs = np.zeros(self.variant.obs_size, dtype=np.int8)
+        obs = np.zeros(self.variant.obs_size, dtype=np.int16)
         core.observe(self.state, self.variant.spec, obs)
         return obs
 

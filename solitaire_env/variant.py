@@ -27,8 +27,9 @@ TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY = 7, 8, 9
     O_TAB, O_LEN, O_DOWN, O_FSUIT, O_FCNT, O_STOCK, O_NSTOCK, O_WASTE, O_NWASTE,
     O_RES, O_NRES, O_RESDOWN, O_REDEALS, O_BASE,
     OB_TAB, OB_WASTE, OB_FOUND, OB_NSTOCK, OB_STOCK, OB_REDEALS, OB_RES, OB_BASE, OB_SIZE,
-    SP_LEN,
+    A_FIRST,  # spec[A_FIRST + kind]: the first action id of that kind, -1 if the variant has none
 ) = range(37)
+SP_LEN = A_FIRST + 10
 
 HIDDEN = 53  # observation code of a card the player cannot see
 MAX_RUN = 13  # longest packed run without wrapping: King down to Ace
@@ -133,6 +134,9 @@ def _spec_array(v: Variant) -> np.ndarray:
     sp[SP_AUTOFILL], sp[SP_REDEALS] = v.auto_fill, v.redeals
     sp[SP_STOCK_CAP], sp[SP_RES_CAP], sp[SP_NCARDS] = v.stock_capacity, v.reserve, v.n_cards
     sp[SP_N_ACTIONS] = len(v.actions)
+    sp[A_FIRST : A_FIRST + 10] = -1
+    for a in range(len(v.actions) - 1, -1, -1):
+        sp[A_FIRST + v.actions[a, 0]] = a
     # State layout: one int8 array; every list is stored bottom to top with a length beside it.
     sizes = [
         (O_TAB, v.piles * v.pile_capacity), (O_LEN, v.piles), (O_DOWN, v.piles),

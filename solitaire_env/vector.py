@@ -22,7 +22,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from solitaire_env import core
-from solitaire_env.envs.base import ILLEGAL_MODES, ObservationEncoder, observation_space
+from solitaire_env.envs.base import ILLEGAL_MODES, OBS_DTYPE, ObservationEncoder, observation_space
 from solitaire_env.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
 from solitaire_env.state import deal
 from solitaire_env.variant import Variant
@@ -70,7 +70,7 @@ class SolitaireVectorEnv(VectorEnv):
 
         self.states = np.zeros((n, v.state_size), dtype=np.int8)
         self.masks = np.zeros((n, v.n_actions), dtype=np.int8)
-        self.codes = np.zeros((n, v.obs_size), dtype=np.int8)
+        self.codes = np.zeros((n, v.obs_size), dtype=OBS_DTYPE)
         self.found = np.zeros(n, dtype=np.int64)
         self.n_legal = np.zeros(n, dtype=np.int64)
         self.gained = np.zeros(n, dtype=np.int64)
@@ -163,6 +163,19 @@ class SolitaireVectorEnv(VectorEnv):
     def action_masks(self) -> np.ndarray:
         """``(N, n)`` ``bool``: legal actions of every sub-env."""
         return self.masks.astype(bool)
+
+    def reset_envs(self, indices: np.ndarray) -> Any:
+        """Deal new games to the given sub-envs now (same-step autoreset, as the SB3 adapter needs)."""
+        v = self.variant
+        for i in indices:
+            self._deal(int(i), None)
+            self.n_legal[i] = core.legal_mask(self.states[i], v.spec, v.actions, self.masks[i])
+            core.observe(self.states[i], v.spec, self.codes[i])
+            self.found[i] = core.foundation_cards(self.states[i], v.spec)
+            self.to_win[i] = max(v.n_cards - self.found[i], 1)
+        self.steps[indices] = 0
+        self.prev_done[indices] = False
+        return self._encoder(self.codes.copy(), self.masks)
 
     def get_state(self, i: int) -> dict:
         from solitaire_env.state import to_json

@@ -18,6 +18,8 @@ from solitaire_env.moves import Move
 from solitaire_env.variant import Variant, observation_fields
 
 OBS_MODES = ("codes", "dict", "onehot")
+# int16, not int8: Gymnasium stores MultiDiscrete.nvec in the space dtype and SB3 sums it.
+OBS_DTYPE = np.int16
 ILLEGAL_MODES = ("penalize", "raise")
 
 
@@ -32,11 +34,11 @@ def observation_nvec(variant: Variant) -> np.ndarray:
 def observation_space(variant: Variant, obs_mode: str) -> spaces.Space:
     nvec = observation_nvec(variant)
     if obs_mode == "codes":
-        return spaces.MultiDiscrete(nvec, dtype=np.int8)
+        return spaces.MultiDiscrete(nvec, dtype=OBS_DTYPE)
     if obs_mode == "onehot":
         return spaces.Box(0.0, 1.0, shape=(int(nvec.sum()),), dtype=np.float32)
     fields: dict[str, spaces.Space] = {
-        name: spaces.MultiDiscrete(nvec[field], dtype=np.int8) for name, (field, _) in observation_fields(variant).items()
+        name: spaces.MultiDiscrete(nvec[field], dtype=OBS_DTYPE) for name, (field, _) in observation_fields(variant).items()
     }
     fields["action_mask"] = spaces.Box(0, 1, shape=(variant.n_actions,), dtype=np.int8)
     return spaces.Dict(fields)
@@ -104,7 +106,7 @@ class SolitaireEnv(gym.Env):
         self.action_space = spaces.Discrete(v.n_actions)
         self.game = Game(v, seed=0)
         self.deal_seed: int | None = 0
-        self._codes = np.zeros(v.obs_size, dtype=np.int8)
+        self._codes = np.zeros(v.obs_size, dtype=OBS_DTYPE)
         self._mask = np.zeros(v.n_actions, dtype=np.int8)
         self._n_legal = 0
         self._to_win = v.n_cards

@@ -32,7 +32,7 @@ class RainbowEnv(SolitaireEnv):
 
     ## Observation
 
-    Default ``obs_mode="codes"``: ``MultiDiscrete`` of 296 ``int8`` entries; card codes as in
+    Default ``obs_mode="codes"``: ``MultiDiscrete`` of 296 ``int16`` entries; card codes as in
     :class:`~solitaire_env.envs.rank_and_file.RankAndFileEnv` (1..52 a card, 53 unseen, 0 nothing).
 
     | entries  | field        | values                                                          |

@@ -34,7 +34,7 @@ class RankAndFileEnv(SolitaireEnv):
 
     ## Observation
 
-    Default ``obs_mode="codes"``: ``MultiDiscrete`` of 233 ``int8`` entries. A card code is
+    Default ``obs_mode="codes"``: ``MultiDiscrete`` of 233 ``int16`` entries. A card code is
     ``suit*13 + rank + 1`` (1..52; suits c d h s, rank 0 = Ace), 53 is a face-down card, 0 is nothing.
 
     | entries  | field        | values                                                        |
