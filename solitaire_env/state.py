@@ -160,7 +160,7 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
     unknown = sorted(set(state) - set(_KEYS))
     if unknown:
         raise ValueError(f"game state has unknown key(s): {', '.join(map(str, unknown))}; known keys: {', '.join(_KEYS)}")
-    if state["format"] != FORMAT or isinstance(state["format"], bool):
+    if type(state["format"]) is not int or state["format"] != FORMAT:
         raise ValueError(f"unsupported state format {state['format']!r}; this engine reads format {FORMAT}")
     v = get_variant(state["variant"])
 
@@ -215,7 +215,7 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
         for k, card in enumerate(cards):
             expected_rank = (base + k) % 13
             if card % 13 != expected_rank or card // 13 != cards[0] // 13:
-                want = f"a {first}" if k == 0 else f"the {RANKS[expected_rank]} of the suit of {card_to_str(cards[0])}"
+                want = f"a card of rank {first}" if k == 0 else f"the {RANKS[expected_rank]} of the suit of {card_to_str(cards[0])}"
                 raise ValueError(
                     f"foundations[{f}][{k}] is {card_to_str(card)}, which breaks the build: expected {want}"
                 )
@@ -226,6 +226,15 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
     for p, (cards, _) in enumerate(tableau):
         if len(cards) > v.pile_capacity:
             raise ValueError(f"tableau[{p}] holds {len(cards)} cards; the engine stores at most {v.pile_capacity}")
+        if not v.wrap:
+            # Card k, once on top, can have a run down to the Ace built on it: k + 1 + rank cards in all.
+            # Dealt positions never exceed the storage; a hand-made pile might.
+            for k, card in enumerate(cards):
+                if k + 1 + card % 13 > v.pile_capacity:
+                    raise ValueError(
+                        f"tableau[{p}] could grow to {k + 1 + card % 13} cards by building down on "
+                        f"{card_to_str(card)} at position {k}; the engine stores at most {v.pile_capacity} per pile"
+                    )
     if len(stock) + len(waste) > v.stock_capacity:
         raise ValueError(
             f"stock and waste hold {len(stock) + len(waste)} cards; {v.title} deals only {v.stock_capacity} there"
