@@ -18,8 +18,8 @@ from numba import njit, prange
 from solitaire_env.variant import (
     A_FIRST,
     DRAW,
-    MAX_RUN,
     HIDDEN,
+    MAX_RUN,
     O_BASE,
     O_DOWN,
     O_FCNT,
@@ -49,7 +49,6 @@ from solitaire_env.variant import (
     SP_CAP,
     SP_FOUND,
     SP_N_ACTIONS,
-    SP_NCARDS,
     SP_PILES,
     SP_REDEALS,
     SP_RES_CAP,
@@ -278,11 +277,13 @@ def legal_mask(s, sp, actions, mask) -> int:
     # Single cards from the waste and the reserve.
     for source in range(2):
         if source == 0:
-            card, first_f, first_t = waste_top(s, sp), sp[A_FIRST + WASTE_TO_FOUNDATION], sp[A_FIRST + WASTE_TO_TABLEAU]
+            card = waste_top(s, sp)
+            first_f, first_t = sp[A_FIRST + WASTE_TO_FOUNDATION], sp[A_FIRST + WASTE_TO_TABLEAU]
         else:
             if sp[A_FIRST + RESERVE_TO_FOUNDATION] < 0:
                 break
-            card, first_f, first_t = reserve_top(s, sp), sp[A_FIRST + RESERVE_TO_FOUNDATION], sp[A_FIRST + RESERVE_TO_TABLEAU]
+            card = reserve_top(s, sp)
+            first_f, first_t = sp[A_FIRST + RESERVE_TO_FOUNDATION], sp[A_FIRST + RESERVE_TO_TABLEAU]
         if card < 0:
             continue
         if foundation_for(s, sp, card) >= 0:
@@ -297,7 +298,9 @@ def legal_mask(s, sp, actions, mask) -> int:
             count += 1
 
     # Tableau sources.
-    first_tf, first_tt, first_te = sp[A_FIRST + TABLEAU_TO_FOUNDATION], sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[A_FIRST + TABLEAU_TO_EMPTY]
+    first_tf = sp[A_FIRST + TABLEAU_TO_FOUNDATION]
+    first_tt = sp[A_FIRST + TABLEAU_TO_TABLEAU]
+    first_te = sp[A_FIRST + TABLEAU_TO_EMPTY]
     for i in range(piles):
         if tops[i] < 0:
             continue
@@ -342,6 +345,7 @@ def _push_pile(s, sp, p: int, card: int) -> None:
 def _take_reserve(s, sp) -> int:
     n = s[sp[O_NRES]] - 1
     card = s[sp[O_RES] + n]
+    s[sp[O_RES] + n] = 0  # vacated slots hold 0, so equal positions are equal arrays
     s[sp[O_NRES]] = n
     if n > 0 and s[sp[O_RESDOWN]] >= n:  # the next reserve card turns face up at once
         s[sp[O_RESDOWN]] = n - 1
@@ -377,6 +381,7 @@ def apply_action(s, sp, actions, a: int) -> int:
         n = s[sp[O_NSTOCK]] - 1
         w = s[sp[O_NWASTE]]
         s[sp[O_WASTE] + w] = s[sp[O_STOCK] + n]
+        s[sp[O_STOCK] + n] = 0
         s[sp[O_NSTOCK]] = n
         s[sp[O_NWASTE]] = w + 1
     elif kind == REDEAL:
@@ -384,12 +389,15 @@ def apply_action(s, sp, actions, a: int) -> int:
         n = s[sp[O_NWASTE]]
         for k in range(n):
             s[sp[O_STOCK] + k] = s[sp[O_WASTE] + n - 1 - k]
+        for k in range(n):
+            s[sp[O_WASTE] + k] = 0
         s[sp[O_NSTOCK]] = n
         s[sp[O_NWASTE]] = 0
         s[sp[O_REDEALS]] -= 1
     elif kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU or kind == WASTE_TO_EMPTY:
         w = s[sp[O_NWASTE]] - 1
         card = s[sp[O_WASTE] + w]
+        s[sp[O_WASTE] + w] = 0
         s[sp[O_NWASTE]] = w
         if kind == WASTE_TO_FOUNDATION:
             _to_foundation(s, sp, target, card)
@@ -408,6 +416,8 @@ def apply_action(s, sp, actions, a: int) -> int:
         else:
             for k in range(n - count, n):
                 _push_pile(s, sp, target, pile_card(s, sp, src, k))
+        for k in range(n - count, n):
+            s[sp[O_TAB] + src * sp[SP_CAP] + k] = 0
         s[sp[O_LEN] + src] = n - count
         _after_taking_from(s, sp, src)
     return count
@@ -480,8 +490,7 @@ def _step_one(s, sp, actions, a, mask, obs):
     return foundation_cards(s, sp) - found0, hidden0 - hidden_cards(s, sp), n_legal
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
+def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
     """Advance game ``i`` by action ``acts[i]`` (none if negative; illegal ones change nothing)."""
     for i in prange(states.shape[0]):
         g, r, n = _step_one(states[i], sp, actions, acts[i], masks[i], obs[i])
@@ -489,13 +498,31 @@ def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal,
         found[i] = foundation_cards(states[i], sp)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
+def _observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
     """Masks, observations and foundation counts of every game, e.g. after resets."""
     for i in prange(states.shape[0]):
         n_legal[i] = legal_mask(states[i], sp, actions, masks[i])
         observe(states[i], sp, obs[i])
         found[i] = foundation_cards(states[i], sp)
+
+
+# Threads pay off only for large batches; small ones (and training, where torch holds the cores) run
+# serially. PARALLEL_MIN_BATCH is the switch-over, measured by benchmarks/bench.py.
+PARALLEL_MIN_BATCH = 256
+step_batch_parallel = njit(cache=True, nogil=True, parallel=True)(_step_batch)
+step_batch_serial = _jit(_step_batch)
+observe_batch_parallel = njit(cache=True, nogil=True, parallel=True)(_observe_batch)
+observe_batch_serial = _jit(_observe_batch)
+
+
+def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
+    kernel = step_batch_parallel if len(states) >= PARALLEL_MIN_BATCH else step_batch_serial
+    kernel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found)
+
+
+def observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
+    kernel = observe_batch_parallel if len(states) >= PARALLEL_MIN_BATCH else observe_batch_serial
+    kernel(states, sp, actions, masks, obs, found, n_legal)
 
 
 __all__ = [

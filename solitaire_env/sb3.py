@@ -16,7 +16,11 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+from torch import nn
 
 from solitaire_env.vector import SolitaireVectorEnv
 
@@ -91,3 +95,43 @@ def make_sb3_vec_env(env_id: str, n_envs: int = 8, seed: int | None = None, moni
         venv.seed(seed)
     return VecMonitor(venv) if monitor else venv
 
+
+
+class CardEmbedding(BaseFeaturesExtractor):
+    """One-hot of every observation entry times a weight matrix, done as an embedding-bag lookup.
+
+    Mathematically the first linear layer over SB3's one-hot encoding of a ``MultiDiscrete``
+    observation, but it touches only the rows of the cards present: on these 233-296-entry
+    observations (12-16 thousand one-hot values) training runs many times faster.
+    """
+
+    def __init__(self, observation_space: gym.spaces.Box, nvec: list[int], features_dim: int = 256) -> None:
+        super().__init__(observation_space, features_dim)
+        offsets = np.concatenate(([0], np.cumsum(nvec)[:-1]))
+        self.register_buffer("offsets", torch.as_tensor(offsets, dtype=torch.long), persistent=False)
+        self.embed = nn.EmbeddingBag(int(np.sum(nvec)), features_dim, mode="sum")
+        self.bias = nn.Parameter(torch.zeros(features_dim))
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        index = observations.long() + self.offsets
+        return torch.relu(self.embed(index) + self.bias)
+
+
+class CardCodesPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy for the default ``codes`` observation, with :class:`CardEmbedding` first.
+
+    The policy sees the observation as a plain ``Box`` of codes so SB3 does not one-hot it;
+    :class:`CardEmbedding` does the equivalent far more cheaply. Use ``MaskablePPO(CardCodesPolicy, env)``.
+    """
+
+    def __init__(self, observation_space: gym.spaces.Space, action_space: gym.spaces.Space, lr_schedule: Any,
+                 **kwargs: Any) -> None:
+        if not isinstance(observation_space, gym.spaces.MultiDiscrete):
+            raise TypeError(f"CardCodesPolicy needs the MultiDiscrete 'codes' observation, got {observation_space}")
+        nvec = np.asarray(observation_space.nvec, dtype=np.int64)
+        codes = gym.spaces.Box(low=0.0, high=(nvec - 1).astype(np.float32), dtype=np.float32)
+        kwargs.setdefault("features_extractor_class", CardEmbedding)
+        extractor_kwargs = dict(kwargs.get("features_extractor_kwargs") or {})
+        extractor_kwargs["nvec"] = nvec.tolist()
+        kwargs["features_extractor_kwargs"] = extractor_kwargs
+        super().__init__(codes, action_space, lr_schedule, **kwargs)

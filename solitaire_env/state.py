@@ -37,7 +37,7 @@ FORMAT = 1
 _KEYS = ("format", "variant", "tableau", "foundations", "stock", "waste", "reserve", "redeals_left", "base_rank")
 _REQUIRED = ("format", "variant", "tableau", "foundations", "stock", "waste", "redeals_left")
 
-__all__ = ["FORMAT", "deal", "from_json", "to_json", "check_seed"]
+__all__ = ["FORMAT", "check_seed", "deal", "from_json", "shuffled_deck", "to_json"]
 
 
 def check_seed(seed: Any) -> int:
@@ -46,12 +46,30 @@ def check_seed(seed: Any) -> int:
     return int(seed)
 
 
+def shuffled_deck(decks: int, seed: int) -> list[int]:
+    """Fisher-Yates over PCG64's raw 64-bit stream: fixed by the seed alone.
+
+    Generator.permutation would do, but numpy does not promise its algorithms stay the same across
+    versions; SeedSequence and PCG64's raw output are stable, and this shuffle is ours.
+    """
+    deck = [card for _ in range(decks) for card in range(52)]
+    bits = np.random.PCG64(seed)
+    raw = iter(int(x) for x in bits.random_raw(len(deck)))
+    for i in range(len(deck) - 1, 0, -1):
+        bound = i + 1
+        limit = (1 << 64) - (1 << 64) % bound  # reject the uneven tail: no modulo bias
+        r = next(raw, None)
+        while r is None or r >= limit:
+            r = int(bits.random_raw())
+        j = r % bound
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
 def deal(variant: Variant | str, seed: int) -> np.ndarray:
-    """The deal numbered ``seed``: the same on every machine (numpy's PCG64, no global state)."""
+    """The deal numbered ``seed``: the same on every machine and numpy version (see :func:`shuffled_deck`)."""
     v = get_variant(variant)
-    rng = np.random.Generator(np.random.PCG64(check_seed(seed)))
-    deck = [int(c) for c in rng.permutation(np.tile(np.arange(52), v.decks))]
-    cards = iter(deck)
+    cards = iter(shuffled_deck(v.decks, check_seed(seed)))
     foundations: list[list[int]] = [[] for _ in range(v.foundations)]
     if v.base_from_deal:
         foundations[0].append(next(cards))
@@ -159,7 +177,9 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
         raise ValueError(f"game state is missing key(s): {', '.join(missing)}")
     unknown = sorted(set(state) - set(_KEYS))
     if unknown:
-        raise ValueError(f"game state has unknown key(s): {', '.join(map(str, unknown))}; known keys: {', '.join(_KEYS)}")
+        raise ValueError(
+            f"game state has unknown key(s): {', '.join(map(str, unknown))}; known keys: {', '.join(_KEYS)}"
+        )
     if type(state["format"]) is not int or state["format"] != FORMAT:
         raise ValueError(f"unsupported state format {state['format']!r}; this engine reads format {FORMAT}")
     v = get_variant(state["variant"])
@@ -215,14 +235,19 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
         for k, card in enumerate(cards):
             expected_rank = (base + k) % 13
             if card % 13 != expected_rank or card // 13 != cards[0] // 13:
-                want = f"a card of rank {first}" if k == 0 else f"the {RANKS[expected_rank]} of the suit of {card_to_str(cards[0])}"
+                want = (
+                    f"a card of rank {first}" if k == 0
+                    else f"the {RANKS[expected_rank]} of the suit of {card_to_str(cards[0])}"
+                )
                 raise ValueError(
                     f"foundations[{f}][{k}] is {card_to_str(card)}, which breaks the build: expected {want}"
                 )
 
     # Rainbow's refill rule, and the engine's storage bounds (never reached in play).
     if v.auto_fill and reserve[0] and any(not cards for cards, _ in tableau):
-        raise ValueError("a tableau pile is empty while the reserve holds cards: the reserve refills empty piles at once")
+        raise ValueError(
+            "a tableau pile is empty while the reserve holds cards: the reserve refills empty piles at once"
+        )
     for p, (cards, _) in enumerate(tableau):
         if len(cards) > v.pile_capacity:
             raise ValueError(f"tableau[{p}] holds {len(cards)} cards; the engine stores at most {v.pile_capacity}")

@@ -128,7 +128,7 @@ def _hidden_swapped(state: dict) -> dict:
         else:
             other["tableau"][p][k] = c
 
-    for (p1, k1), (p2, k2) in zip(downs, reversed(downs)):
+    for (p1, k1), (p2, k2) in zip(downs, reversed(downs), strict=True):
         if (p1, k1) < (p2, k2):
             c1, c2 = get(p1, k1), get(p2, k2)
             put(p1, k1, c2)

@@ -76,7 +76,7 @@ def test_adapter_resets_in_the_same_step():
     venv = SB3VecEnv(gym.make_vec("RankAndFile-v0", num_envs=2, max_episode_steps=5))
     venv.seed(3)
     obs = venv.reset()
-    for step in range(5):
+    for _ in range(5):
         obs, rewards, dones, infos = venv.step(np.array([0, 0]))  # draw, draw, ...
     assert dones.all()
     assert all(info["TimeLimit.truncated"] for info in infos)

@@ -36,7 +36,7 @@ def test_batched_env_equals_sync_vector_env(env_id, obs_mode):
     obs_s, info_s = sync.reset(seed=100)
     rng = np.random.default_rng(0)
     resets = ends = 0
-    for step in range(400):
+    for _ in range(400):
         _assert_same(obs_b, obs_s)
         np.testing.assert_array_equal(info_b["action_mask"], info_s["action_mask"])
         np.testing.assert_array_equal(info_b["foundation_cards"], info_s["foundation_cards"])

@@ -38,7 +38,8 @@ def observation_space(variant: Variant, obs_mode: str) -> spaces.Space:
     if obs_mode == "onehot":
         return spaces.Box(0.0, 1.0, shape=(int(nvec.sum()),), dtype=np.float32)
     fields: dict[str, spaces.Space] = {
-        name: spaces.MultiDiscrete(nvec[field], dtype=OBS_DTYPE) for name, (field, _) in observation_fields(variant).items()
+        name: spaces.MultiDiscrete(nvec[field], dtype=OBS_DTYPE)
+        for name, (field, _) in observation_fields(variant).items()
     }
     fields["action_mask"] = spaces.Box(0, 1, shape=(variant.n_actions,), dtype=np.int8)
     return spaces.Dict(fields)
@@ -196,7 +197,8 @@ class SolitaireEnv(gym.Env):
     def _check_action(self, action: Any) -> int:
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action.item()
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < self.variant.n_actions:
+        n = self.variant.n_actions
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n:
             raise ValueError(f"action {action!r} is outside the action space Discrete({self.variant.n_actions})")
         return int(action)
 
