@@ -212,14 +212,8 @@ def _layout(variant_name: str, width: int) -> _Layout:
 
 @functools.lru_cache(maxsize=8)
 def _felt(width: int, height: int) -> Image.Image:
-    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
-    r = np.hypot((xx - width / 2) / (0.75 * width), (yy - height * 0.42) / (0.85 * height))
-    shade = np.clip(1.0 - 0.38 * r**2, 0.55, 1.0)
-    noise = np.random.default_rng(12345).normal(0.0, 1.0, (height, width)).astype(np.float32)
-    base = np.array([36, 118, 64], dtype=np.float32)
-    rgb = base[None, None, :] * shade[..., None] + 3.0 * noise[..., None]
-    img = Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8), "RGB").convert("RGBA")
-    return img
+    # Flat felt: textures and gradients cost several times the bytes in PNGs, GIFs and videos.
+    return Image.new("RGBA", (width, height), (32, 110, 60, 255))
 
 
 def _card_mask(cw: int, ch: int, radius: int) -> Image.Image:
