@@ -464,8 +464,8 @@ def play(
     variant: str | None,
     seed: int | None = None,
     state_file: str | None = None,
-    stdin: TextIO = sys.stdin,
-    stdout: TextIO = sys.stdout,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
     color: bool | None = None,
 ) -> int:
     """Play ``variant`` (deal number ``seed``, random if None) or the position in ``state_file``.
@@ -475,6 +475,7 @@ def play(
     ANSI colours; None means colour when ``stdout`` is a terminal and ``NO_COLOR`` is not set.
     Returns the exit code: 0 after quit or end of input, 2 for a bad game, seed or state file.
     """
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout  # looked up now, so redirection works
     if color is None:
         color = _isatty(stdout) and not os.environ.get("NO_COLOR")
     try:

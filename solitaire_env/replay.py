@@ -358,10 +358,11 @@ def write_html(recording: dict | str | os.PathLike, out_path: str | os.PathLike,
     return len(data)
 
 
-def ansi_replay(recording: dict | str | os.PathLike, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout,
+def ansi_replay(recording: dict | str | os.PathLike, stdin: TextIO | None = None, stdout: TextIO | None = None,
                 color: bool | None = None) -> int:
     """Step through the episode in the terminal. Enter = next, ``b`` = back, a number = that step,
     ``q`` (or end of input) = quit. Returns an exit code: 0, or 2 if the recording is not valid."""
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout  # looked up now, so redirection works
     if color is None:
         isatty = getattr(stdout, "isatty", None)
         color = bool(isatty and isatty()) and not os.environ.get("NO_COLOR")

@@ -1,0 +1,45 @@
+"""Baseline agents for the three games, behind one interface (:class:`~agents.base.Agent`).
+
+>>> from agents import make_agent
+>>> agent = make_agent("heuristic", "RankAndFile-v0", seed=0)   # or "random", or "runs/x/model.zip"
+>>> agent.reset(seed=0); action = agent.act(obs, info)
+
+``random``: uniform over the legal actions; ``heuristic``: the rule-based player of
+:mod:`agents.heuristic`; a path to a ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
+(:mod:`agents.ppo`, needs the ``train`` extra).
+"""
+
+from __future__ import annotations
+
+import os
+
+from agents.base import Agent
+from agents.heuristic import HeuristicAgent
+from agents.random_agent import RandomAgent
+from solitaire_env.registration import ENV_IDS
+
+AGENT_NAMES = ("random", "heuristic")
+
+
+def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent:
+    """The agent ``name_or_path`` names, for ``env_id``.
+
+    Raises ``ValueError`` for an unknown env id or agent name (or an unreadable checkpoint) and
+    ``FileNotFoundError`` for a checkpoint path that does not exist.
+    """
+    if env_id not in ENV_IDS:
+        raise ValueError(f"unknown env id {env_id!r}; known: {', '.join(ENV_IDS)}")
+    if name_or_path == "random":
+        return RandomAgent(seed)
+    if name_or_path == "heuristic":
+        return HeuristicAgent(ENV_IDS[env_id][1], seed)
+    looks_like_path = name_or_path.endswith(".zip") or os.sep in name_or_path or "/" in name_or_path
+    if looks_like_path or os.path.exists(name_or_path):
+        from agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
+
+        return MaskablePPOAgent.load(name_or_path, env_id)
+    raise ValueError(f"unknown agent {name_or_path!r}: use {' or '.join(AGENT_NAMES)}, "
+                     "or the path to a MaskablePPO .zip checkpoint")
+
+
+__all__ = ["AGENT_NAMES", "Agent", "HeuristicAgent", "RandomAgent", "make_agent"]

@@ -1,0 +1,217 @@
+"""The ``solitaire-env`` command: ``evaluate``, ``train``, ``plot``, ``play`` and ``replay``.
+
+``solitaire-env evaluate --env ID --agent NAME|CHECKPOINT [--agent ...] --episodes N --seed S
+[--csv FILE] [--json FILE] [--no-progress]`` plays each agent over the same deals (see
+:mod:`solitaire_env.evaluation`) and prints a table of the results. Bad input (an unknown env id or
+agent, a missing checkpoint, a non-positive number of episodes) prints a one-line error and exits
+with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import NoReturn
+
+from solitaire_env.registration import ENV_IDS
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors as one line (no usage dump) and status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be non-negative, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="solitaire-env", description="Rank and File, Number Ten and Rainbow: tools.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+    ev = commands.add_parser(
+        "evaluate", help="play agents over the same fixed deals and compare them",
+        description="Play each agent over deals SEED .. SEED+N-1 (the same deals for every agent) under the "
+                    "env's registered time limit, and print win rate (95% Wilson interval), foundation "
+                    "cards, episode length and truncation rate per agent.")
+    ev.add_argument("--env", required=True, metavar="ID", help=f"env id: {', '.join(ENV_IDS)}")
+    ev.add_argument("--agent", required=True, action="append", metavar="NAME|CHECKPOINT", dest="agents",
+                    help="'random', 'heuristic' or the path to a MaskablePPO .zip; repeat to compare several")
+    ev.add_argument("--episodes", required=True, type=_positive_int, metavar="N", help="deals to play")
+    ev.add_argument("--seed", type=_non_negative_int, default=0, metavar="S", help="first deal seed (default 0)")
+    ev.add_argument("--csv", metavar="FILE", help="write one row per episode to FILE")
+    ev.add_argument("--json", metavar="FILE", help="write the summaries and every episode to FILE")
+    ev.add_argument("--record", metavar="DIR", help="write every episode to DIR as a replayable recording")
+    ev.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ev.set_defaults(run=_evaluate, command_parser=ev)
+
+    tr = commands.add_parser(
+        "train", help="train MaskablePPO from a YAML config",
+        description="Train MaskablePPO as CONFIG says (see configs/); the run directory gets checkpoints, "
+                    "TensorBoard logs, evaluations, the final model and a learning curve.")
+    tr.add_argument("config", metavar="CONFIG", help="YAML training config, e.g. configs/rainbow.yaml")
+    tr.add_argument("--output", metavar="DIR", help="run directory (default: the config's output_dir)")
+    tr.add_argument("--timesteps", type=_positive_int, metavar="N", help="override total_timesteps")
+    tr.add_argument("--evaluate", type=_positive_int, metavar="N",
+                    help="afterwards, evaluate the trained model beside random and heuristic on N deals")
+    tr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tr.set_defaults(run=_train, command_parser=tr)
+
+    pl = commands.add_parser("plot", help="learning-curve PNG of a training run",
+                             description="Plot mean evaluation return against timesteps for a run directory.")
+    pl.add_argument("run_dir", metavar="RUN_DIR")
+    pl.add_argument("--out", metavar="FILE", help="PNG path (default RUN_DIR/learning_curve.png)")
+    pl.set_defaults(run=_plot, command_parser=pl)
+
+    play = commands.add_parser("play", help="play a game in the terminal",
+                               description="Play Rank and File, Number Ten or Rainbow in the terminal. "
+                                           "Type 'help' at the prompt for the move notation.")
+    play.add_argument("game", nargs="?", metavar="GAME", help="rank_and_file, number_ten or rainbow (or an env id)")
+    play.add_argument("--seed", type=_non_negative_int, metavar="S", help="deal number (default: a random deal)")
+    play.add_argument("--state", metavar="FILE", help="start from a saved STATE_FORMAT.md JSON position")
+    play.set_defaults(run=_play, command_parser=play)
+
+    rp = commands.add_parser("replay", help="replay a recorded episode as GIF, HTML or in the terminal",
+                             description="Replay a recording (docs/recordings.md) to a GIF, a self-contained "
+                                         "HTML page with step buttons, or step through it in the terminal.")
+    rp.add_argument("recording", metavar="FILE")
+    rp.add_argument("--gif", metavar="OUT.gif")
+    rp.add_argument("--html", metavar="OUT.html")
+    rp.add_argument("--ansi", action="store_true", help="step through it in the terminal")
+    rp.add_argument("--fps", type=float, default=4.0, help="frames per second (default 4)")
+    rp.set_defaults(run=_replay, command_parser=rp)
+    return parser
+
+
+def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from agents import make_agent
+    from solitaire_env.evaluation import evaluate
+
+    if args.env not in ENV_IDS:
+        parser.error(f"unknown env id {args.env!r}; known: {', '.join(ENV_IDS)}")
+    duplicates = sorted({a for a in args.agents if args.agents.count(a) > 1})
+    if duplicates:
+        parser.error(f"agent {duplicates[0]!r} given twice")
+    for path in (args.csv, args.json):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            parser.error(f"cannot write {path}: no such directory")
+    agents = {}
+    for name in args.agents:
+        try:
+            agents[name] = make_agent(name, args.env, seed=args.seed)
+        except (FileNotFoundError, ValueError) as e:
+            parser.error(str(e))
+    if args.record:
+        try:
+            os.makedirs(args.record, exist_ok=True)
+        except OSError as e:
+            parser.error(f"cannot create {args.record}: {e.strerror or e}")
+    result = evaluate(args.env, agents, args.episodes, args.seed, progress=not args.no_progress,
+                      record_dir=args.record)
+    print(result.table())
+    for path, write in ((args.csv, result.write_csv), (args.json, result.write_json)):
+        if path:
+            try:
+                write(path)
+            except OSError as e:
+                parser.error(f"cannot write {path}: {e.strerror or e}")
+            print(f"wrote {path}")
+    return 0
+
+
+def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from solitaire_env.training import ConfigError, load_config, train
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as e:
+        parser.error(str(e))
+    if args.timesteps:
+        config.total_timesteps = args.timesteps
+    run_dir = train(config, output_dir=args.output, progress=not args.no_progress)
+    print((run_dir / "summary.json").read_text())
+    print(f"run directory: {run_dir}")
+    if args.evaluate:
+        from agents import make_agent
+        from solitaire_env.evaluation import evaluate
+
+        model = run_dir / "final_model.zip"
+        agents = {name: make_agent(name, config.env_id, seed=0) for name in ("random", "heuristic")}
+        agents["ppo"] = make_agent(str(model), config.env_id, seed=0)
+        result = evaluate(config.env_id, agents, args.evaluate, seed=0, progress=not args.no_progress)
+        print(result.table())
+        result.write_json(run_dir / "evaluation.json")
+        result.write_csv(run_dir / "evaluation.csv")
+    return 0
+
+
+def _plot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from solitaire_env.training import plot_learning_curve
+
+    try:
+        print(f"wrote {plot_learning_curve(args.run_dir, args.out)}")
+    except ValueError as e:
+        parser.error(str(e))
+    return 0
+
+
+def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from solitaire_env.play import play
+
+    if args.game is None and args.state is None:
+        parser.error("name a GAME (rank_and_file, number_ten, rainbow) or give --state FILE")
+    return play(args.game, seed=args.seed, state_file=args.state)
+
+
+def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from solitaire_env.recording import load_recording
+    from solitaire_env.replay import ansi_replay, write_gif, write_html
+
+    if not (args.gif or args.html or args.ansi):
+        parser.error("say what to make: --gif OUT.gif, --html OUT.html and/or --ansi")
+    if args.fps <= 0:
+        parser.error(f"--fps must be positive, got {args.fps}")
+    try:
+        recording = load_recording(args.recording)
+    except (OSError, ValueError) as e:
+        parser.error(str(e))
+    try:
+        if args.gif:
+            frames = write_gif(recording, args.gif, fps=args.fps)
+            print(f"wrote {args.gif} ({frames} frames)")
+        if args.html:
+            size = write_html(recording, args.html, fps=args.fps)
+            print(f"wrote {args.html} ({size // 1024} KiB)")
+    except (OSError, ValueError) as e:
+        parser.error(str(e))
+    return ansi_replay(recording) if args.ansi else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``solitaire-env``; returns the exit status (bad input: ``SystemExit(2)``)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return args.run(args, args.command_parser)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
