@@ -33,11 +33,14 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
         return RandomAgent(seed)
     if name_or_path == "heuristic":
         return HeuristicAgent(ENV_IDS[env_id][1], seed)
-    looks_like_path = name_or_path.endswith(".zip") or os.sep in name_or_path or "/" in name_or_path
-    if looks_like_path or os.path.exists(name_or_path):
+    # "sample:PATH" plays the checkpoint's policy by sampling instead of greedily.
+    sample = name_or_path.startswith("sample:")
+    path = name_or_path.removeprefix("sample:")
+    looks_like_path = path.endswith(".zip") or os.sep in path or "/" in path
+    if looks_like_path or os.path.exists(path):
         from agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
 
-        return MaskablePPOAgent.load(name_or_path, env_id)
+        return MaskablePPOAgent.load(path, env_id, name=name_or_path, deterministic=not sample)
     raise ValueError(f"unknown agent {name_or_path!r}: use {' or '.join(AGENT_NAMES)}, "
                      "or the path to a MaskablePPO .zip checkpoint")
 
