@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
@@ -63,8 +64,6 @@ class SolitaireVectorEnv(VectorEnv):
         self._encoder = ObservationEncoder(v, obs_mode)
         self.single_observation_space = observation_space(v, obs_mode)
         self.observation_space = batch_space(self.single_observation_space, n)
-        from gymnasium import spaces
-
         self.single_action_space = spaces.Discrete(v.n_actions)
         self.action_space = batch_space(self.single_action_space, n)
 
