@@ -23,7 +23,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from solitaire_env import core
-from solitaire_env.envs.base import ILLEGAL_MODES, OBS_DTYPE, ObservationEncoder, observation_space
+from solitaire_env.envs.base import OBS_DTYPE, observation_space, set_env_options
 from solitaire_env.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
 from solitaire_env.state import deal
 from solitaire_env.variant import Variant
@@ -50,18 +50,12 @@ class SolitaireVectorEnv(VectorEnv):
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if illegal_action not in ILLEGAL_MODES:
-            raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_MODES)}, got {illegal_action!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        set_env_options(self, render_mode=render_mode, obs_mode=obs_mode, illegal_action=illegal_action,
+                        illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
+                        reveal_bonus=reveal_bonus, ansi_color=ansi_color)
         v = self.variant
         n = self.num_envs = int(num_envs)
         self.max_episode_steps = int(max_episode_steps) if max_episode_steps else v.max_episode_steps
-        self.render_mode, self.ansi_color = render_mode, bool(ansi_color)
-        self.illegal_action = illegal_action
-        self.illegal_penalty, self.win_bonus = float(illegal_penalty), float(win_bonus)
-        self.step_penalty, self.reveal_bonus = float(step_penalty), float(reveal_bonus)
-        self._encoder = ObservationEncoder(v, obs_mode)
         self.single_observation_space = observation_space(v, obs_mode)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.single_action_space = spaces.Discrete(v.n_actions)

@@ -101,3 +101,10 @@ def test_state_is_small():
     env = gym.make_vec("RankAndFile-v0", num_envs=8)
     per_game = env.unwrapped.states.nbytes / 8
     assert per_game <= 1024
+
+
+@pytest.mark.parametrize("kwargs, match", [({"win_bonus": "big"}, "win_bonus"), ({"obs_mode": "x"}, "obs_mode"),
+                                           ({"num_envs": 0}, "num_envs"), ({"illegal_action": "no"}, "illegal")])
+def test_bad_vector_arguments_raise(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        gym.make_vec("Rainbow-v0", **{"num_envs": 2, **kwargs})

@@ -70,6 +70,25 @@ class ObservationEncoder:
         return obs
 
 
+def set_env_options(env: Any, render_mode: str | None, obs_mode: str, illegal_action: str, illegal_penalty: float,
+                    win_bonus: float, step_penalty: float, reveal_bonus: float, ansi_color: bool) -> None:
+    """Check the arguments the single and the vector env share, and set them on ``env``."""
+    modes = env.metadata["render_modes"]
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
+    if illegal_action not in ILLEGAL_MODES:
+        raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_MODES)}, got {illegal_action!r}")
+    rewards = {"illegal_penalty": illegal_penalty, "win_bonus": win_bonus, "step_penalty": step_penalty,
+               "reveal_bonus": reveal_bonus}
+    for name, value in rewards.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+        setattr(env, name, float(value))
+    env._encoder = ObservationEncoder(env.variant, obs_mode)  # checks obs_mode
+    env.render_mode, env.obs_mode, env.illegal_action = render_mode, obs_mode, illegal_action
+    env.ansi_color = bool(ansi_color)
+
+
 class SolitaireEnv(gym.Env):
     """Shared implementation; see the per-game subclasses for the documentation tables."""
 
@@ -87,22 +106,10 @@ class SolitaireEnv(gym.Env):
         reveal_bonus: float = 0.0,
         ansi_color: bool = False,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
-        if illegal_action not in ILLEGAL_MODES:
-            raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_MODES)}, got {illegal_action!r}")
-        for name, value in (("illegal_penalty", illegal_penalty), ("win_bonus", win_bonus),
-                            ("step_penalty", step_penalty), ("reveal_bonus", reveal_bonus)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
+        set_env_options(self, render_mode=render_mode, obs_mode=obs_mode, illegal_action=illegal_action,
+                        illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
+                        reveal_bonus=reveal_bonus, ansi_color=ansi_color)
         v = self.variant
-        self.render_mode = render_mode
-        self.obs_mode = obs_mode
-        self.illegal_action = illegal_action
-        self.illegal_penalty, self.win_bonus = float(illegal_penalty), float(win_bonus)
-        self.step_penalty, self.reveal_bonus = float(step_penalty), float(reveal_bonus)
-        self.ansi_color = bool(ansi_color)
-        self._encoder = ObservationEncoder(v, obs_mode)
         self.observation_space = observation_space(v, obs_mode)
         self.action_space = spaces.Discrete(v.n_actions)
         self.game = Game(v, seed=0)
