@@ -235,9 +235,9 @@ def plot_learning_curve(run_dir: str | Path, out: str | Path | None = None) -> P
     mean, std = results.mean(axis=1), results.std(axis=1)
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=120)
     ax.plot(steps, mean, marker="o", ms=3, label="mean evaluation return")
-    ax.fill_between(steps, mean - std, mean + std, alpha=0.2)
+    ax.fill_between(steps, mean - std, mean + std, alpha=0.2, label="±1 s.d. over evaluation episodes")
     ax.set_xlabel("timesteps")
-    ax.set_ylabel("return (fraction of cards to foundations)")
+    ax.set_ylabel("evaluation return (config reward)")
     config_path = run_dir / "config.yaml"
     title = yaml.safe_load(config_path.read_text()).get("env_id", "") if config_path.is_file() else ""
     ax.set_title(f"MaskablePPO on {title}" if title else "MaskablePPO")
