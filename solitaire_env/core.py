@@ -12,8 +12,10 @@ the agents and the solver all go through the same functions.
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit, prange
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+from numba import njit
 
 from solitaire_env.variant import (
     A_FIRST,
@@ -263,9 +265,6 @@ def legal_mask(s, sp, actions, mask) -> int:
         mask[a] = 0
     count = 0
     empty = lowest_empty_pile(s, sp)
-    tops = np.empty(piles, dtype=np.int64)
-    for p in range(piles):
-        tops[p] = top_card(s, sp, p)
 
     if s[sp[O_NSTOCK]] > 0:
         mask[sp[A_FIRST + DRAW]] = 1
@@ -290,7 +289,8 @@ def legal_mask(s, sp, actions, mask) -> int:
             mask[first_f] = 1
             count += 1
         for j in range(piles):
-            if tops[j] >= 0 and builds_on(card, tops[j], wrap):
+            onto = top_card(s, sp, j)
+            if onto >= 0 and builds_on(card, onto, wrap):
                 mask[first_t + j] = 1
                 count += 1
         if source == 0 and empty >= 0:
@@ -302,25 +302,27 @@ def legal_mask(s, sp, actions, mask) -> int:
     first_tt = sp[A_FIRST + TABLEAU_TO_TABLEAU]
     first_te = sp[A_FIRST + TABLEAU_TO_EMPTY]
     for i in range(piles):
-        if tops[i] < 0:
+        top_i = top_card(s, sp, i)
+        if top_i < 0:
             continue
         n = s[sp[O_LEN] + i]
         run = run_length(s, sp, i)
-        if foundation_for(s, sp, tops[i]) >= 0:
+        if foundation_for(s, sp, top_i) >= 0:
             mask[first_tf + i] = 1
             count += 1
         for j in range(piles):
-            if j == i or tops[j] < 0:
+            onto = top_card(s, sp, j)
+            if j == i or onto < 0:
                 continue
             if sp[SP_WHOLE] != 0:
                 if run != n:
                     continue
                 k = n
             else:
-                k = tops[j] % 13 - tops[i] % 13
+                k = onto % 13 - top_i % 13
                 if k < 1 or k > run:
                     continue
-            if builds_on(pile_card(s, sp, i, n - k), tops[j], wrap):
+            if builds_on(pile_card(s, sp, i, n - k), onto, wrap):
                 mask[first_tt + i * (piles - 1) + (j if j < i else j - 1)] = 1
                 count += 1
         if first_te >= 0 and empty >= 0:
@@ -492,7 +494,7 @@ def _step_one(s, sp, actions, a, mask, obs):
 
 def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
     """Advance game ``i`` by action ``acts[i]`` (none if negative; illegal ones change nothing)."""
-    for i in prange(states.shape[0]):
+    for i in range(states.shape[0]):
         g, r, n = _step_one(states[i], sp, actions, acts[i], masks[i], obs[i])
         gained[i], revealed[i], n_legal[i] = g, r, n
         found[i] = foundation_cards(states[i], sp)
@@ -500,22 +502,48 @@ def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal
 
 def _observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
     """Masks, observations and foundation counts of every game, e.g. after resets."""
-    for i in prange(states.shape[0]):
+    for i in range(states.shape[0]):
         n_legal[i] = legal_mask(states[i], sp, actions, masks[i])
         observe(states[i], sp, obs[i])
         found[i] = foundation_cards(states[i], sp)
 
 
-# Threads pay off only for large batches; small ones (and training, where torch holds the cores) run
-# serially. PARALLEL_MIN_BATCH is the switch-over, measured by benchmarks/bench.py.
+# Large batches run in threads, one contiguous chunk each (the kernels release the GIL). numba's own
+# prange was no faster: taking a row view in the loop makes every thread bump the same reference
+# count. Small batches (and training, where torch holds the cores) run in the calling thread.
 PARALLEL_MIN_BATCH = 256
-step_batch_parallel = njit(cache=True, nogil=True, parallel=True)(_step_batch)
 step_batch_serial = _jit(_step_batch)
-observe_batch_parallel = njit(cache=True, nogil=True, parallel=True)(_observe_batch)
 observe_batch_serial = _jit(_observe_batch)
+_pool: ThreadPoolExecutor | None = None
+
+
+def _in_chunks(kernel, batched: tuple, shared: tuple, arg_order) -> None:
+    global _pool
+    workers = os.cpu_count() or 1
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="solitaire-env")
+    n = len(batched[0])
+    bounds = [n * k // workers for k in range(workers + 1)]
+    jobs = [
+        _pool.submit(kernel, *arg_order([x[a:b] for x in batched], shared))
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a
+    ]
+    for job in jobs:
+        job.result()
+
+
+def step_batch_parallel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
+    _in_chunks(step_batch_serial, (states, acts, masks, obs, gained, revealed, n_legal, found), (sp, actions),
+               lambda b, s: (b[0], s[0], s[1], *b[1:]))
+
+
+def observe_batch_parallel(states, sp, actions, masks, obs, found, n_legal) -> None:
+    _in_chunks(observe_batch_serial, (states, masks, obs, found, n_legal), (sp, actions),
+               lambda b, s: (b[0], s[0], s[1], *b[1:]))
 
 
 def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
+    """:func:`_step_batch` over all games, in threads for large batches."""
     kernel = step_batch_parallel if len(states) >= PARALLEL_MIN_BATCH else step_batch_serial
     kernel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found)
 

@@ -26,7 +26,7 @@ from solitaire_env.vector import SolitaireVectorEnv
 
 
 def _row(obs: Any, i: int) -> Any:
-    return {k: v[i] for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
+    return {k: v[i].copy() for k, v in obs.items()} if isinstance(obs, dict) else obs[i].copy()
 
 
 class SB3VecEnv(VecEnv):

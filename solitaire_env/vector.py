@@ -122,6 +122,8 @@ class SolitaireVectorEnv(VectorEnv):
             for i in np.flatnonzero(resetting):
                 self._deal(i, None)
             acts[resetting] = -1  # the reset sub-envs make no move this step
+        # A fresh array each step, every row written by the kernel: the caller owns what we return.
+        self.codes = np.empty_like(self.codes)
         core.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes,
                         self.gained, self.revealed, self.n_legal, self.found)
         self.to_win[resetting] = np.maximum(v.n_cards - self.found[resetting], 1)
@@ -138,7 +140,7 @@ class SolitaireVectorEnv(VectorEnv):
         truncated[resetting] = False
         self.prev_done = terminated | truncated
         info = self._info(illegal)
-        return self._encoder(self.codes.copy(), self.masks), rewards, terminated, truncated, info
+        return self._encoder(self.codes, self.masks), rewards, terminated, truncated, info
 
     def render(self) -> tuple | None:
         from solitaire_env.render import render_rgb, render_text
@@ -160,6 +162,7 @@ class SolitaireVectorEnv(VectorEnv):
     def reset_envs(self, indices: np.ndarray) -> Any:
         """Deal new games to the given sub-envs now (same-step autoreset, as the SB3 adapter needs)."""
         v = self.variant
+        self.codes = self.codes.copy()  # the last step's observation belongs to the caller now
         for i in indices:
             self._deal(int(i), None)
             self.n_legal[i] = core.legal_mask(self.states[i], v.spec, v.actions, self.masks[i])

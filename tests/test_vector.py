@@ -108,3 +108,15 @@ def test_state_is_small():
 def test_bad_vector_arguments_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
         gym.make_vec("Rainbow-v0", **{"num_envs": 2, **kwargs})
+
+
+def test_returned_observations_are_not_overwritten_later():
+    env = gym.make_vec("RankAndFile-v0", num_envs=3, max_episode_steps=2)
+    obs, info = env.reset(seed=0)
+    kept = []
+    for _ in range(5):
+        obs, *_ = env.step(np.zeros(3, dtype=np.int64))
+        kept.append((obs, obs.copy()))
+    env.unwrapped.reset_envs(np.array([0, 2]))
+    for returned, snapshot in kept:
+        np.testing.assert_array_equal(returned, snapshot)
