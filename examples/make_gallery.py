@@ -58,8 +58,12 @@ notation of the terminal game (`solitaire_env/play.py`).
 ![The heuristic agent winning Rainbow deal {win_seed}](img/rainbow_heuristic_win.gif)
 
 The episode's recording is [`img/rainbow_heuristic_win.json`](img/rainbow_heuristic_win.json)
-([format](recordings.md)); `solitaire_env.replay.write_html` turns it into a page with Prev, Next and
-Play buttons, and `ansi_replay` steps through it in a terminal.
+([format](recordings.md)). The same from the command line:
+
+```bash
+solitaire-env evaluate --env Rainbow-v0 --agent heuristic --episodes 2 --seed 0 --record rec
+solitaire-env replay rec/heuristic-deal-1.json --gif win.gif --fps 6    # or --html win.html, or --ansi
+```
 """
 
 
