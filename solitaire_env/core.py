@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 from numba import njit
 
 from solitaire_env.variant import (
@@ -253,18 +254,58 @@ def legal_mask_reference(s, sp, actions, mask) -> int:
 
 
 @_jit
+def _foundation_accepts(s, sp) -> int:
+    """A bit set: bit ``c`` is 1 when some foundation slot accepts card ``c`` (as :func:`foundation_for`)."""
+    base = s[sp[O_BASE]]
+    bits = 0
+    for f in range(sp[SP_FOUND]):
+        n = s[sp[O_FCNT] + f]
+        if n == 0:
+            for suit in range(4):
+                bits |= 1 << (suit * 13 + base)
+        elif n < 13:
+            bits |= 1 << (s[sp[O_FSUIT] + f] * 13 + (base + n) % 13)
+    return bits
+
+
+@_jit
 def legal_mask(s, sp, actions, mask) -> int:
     """Write 1 for every legal action, 0 otherwise; return how many are legal.
 
     The same decisions as :func:`resolve` (tests compare the two over many positions), enumerated
     per source instead of per action, so a position costs a few hundred operations.
     """
-    n_actions, piles = sp[SP_N_ACTIONS], sp[SP_PILES]
-    wrap = sp[SP_WRAP] != 0
+    return _legal_mask(s, sp, mask, np.empty(4 * sp[SP_PILES], dtype=np.int64))
+
+
+@_jit
+def _legal_mask(s, sp, mask, work) -> int:
+    """:func:`legal_mask` with a caller's scratch array ``work`` of ``4 * piles`` int64 entries."""
+    n_actions, piles, cap = sp[SP_N_ACTIONS], sp[SP_PILES], sp[SP_CAP]
+    o_tab, o_len, o_down = sp[O_TAB], sp[O_LEN], sp[O_DOWN]
+    wrap, whole = sp[SP_WRAP] != 0, sp[SP_WHOLE] != 0
     for a in range(n_actions):
         mask[a] = 0
     count = 0
-    empty = lowest_empty_pile(s, sp)
+
+    # Each pile once: its top card if face up (else -1), the packed run on it (as run_length), the top's
+    # rank (else far below any rank) and colour; the lowest empty pile; the cards the foundations take.
+    tops, runs, ranks, reds = work[:piles], work[piles : 2 * piles], work[2 * piles : 3 * piles], work[3 * piles :]
+    empty = -1
+    for p in range(piles):
+        n, down = s[o_len + p], s[o_down + p]
+        if n == 0 and empty < 0:
+            empty = p
+        if down >= n:
+            tops[p], runs[p], ranks[p], reds[p] = -1, 0, -100, 0
+            continue
+        pile = o_tab + p * cap
+        k = 1
+        while k < n - down and builds_on(s[pile + n - k], s[pile + n - k - 1], wrap):
+            k += 1
+        top = s[pile + n - 1]
+        tops[p], runs[p], ranks[p], reds[p] = top, k, top % 13, is_red(top)
+    accepts = _foundation_accepts(s, sp)
 
     if s[sp[O_NSTOCK]] > 0:
         mask[sp[A_FIRST + DRAW]] = 1
@@ -285,11 +326,11 @@ def legal_mask(s, sp, actions, mask) -> int:
             first_f, first_t = sp[A_FIRST + RESERVE_TO_FOUNDATION], sp[A_FIRST + RESERVE_TO_TABLEAU]
         if card < 0:
             continue
-        if foundation_for(s, sp, card) >= 0:
+        if (accepts >> card) & 1:
             mask[first_f] = 1
             count += 1
         for j in range(piles):
-            onto = top_card(s, sp, j)
+            onto = tops[j]
             if onto >= 0 and builds_on(card, onto, wrap):
                 mask[first_t + j] = 1
                 count += 1
@@ -302,29 +343,34 @@ def legal_mask(s, sp, actions, mask) -> int:
     first_tt = sp[A_FIRST + TABLEAU_TO_TABLEAU]
     first_te = sp[A_FIRST + TABLEAU_TO_EMPTY]
     for i in range(piles):
-        top_i = top_card(s, sp, i)
+        top_i = tops[i]
         if top_i < 0:
             continue
-        n = s[sp[O_LEN] + i]
-        run = run_length(s, sp, i)
-        if foundation_for(s, sp, top_i) >= 0:
+        n, run = s[o_len + i], runs[i]
+        pile = o_tab + i * cap
+        if (accepts >> top_i) & 1:
             mask[first_tf + i] = 1
             count += 1
-        for j in range(piles):
-            onto = top_card(s, sp, j)
-            if j == i or onto < 0:
-                continue
-            if sp[SP_WHOLE] != 0:
-                if run != n:
-                    continue
-                k = n
-            else:
-                k = onto % 13 - top_i % 13
-                if k < 1 or k > run:
-                    continue
-            if builds_on(pile_card(s, sp, i, n - k), onto, wrap):
-                mask[first_tt + i * (piles - 1) + (j if j < i else j - 1)] = 1
-                count += 1
+        row = first_tt + i * (piles - 1)
+        if not whole:
+            # Onto pile j goes the part of the run that ends one rank below j's top: k cards, k = the rank
+            # difference, if 1 <= k <= run (never for a pile without a face-up top), and if its bottom
+            # card, of the top's colour for odd k (the run alternates), differs in colour from j's top.
+            # Computed without branches: which way they go is unpredictable, and mispredicting them
+            # cost more than the rest of the mask.
+            rank_i, red_i = ranks[i], reds[i]
+            for j in range(piles):
+                if j != i:
+                    k = ranks[j] - rank_i
+                    ok = (k >= 1) & (k <= run) & ((red_i ^ (k & 1)) == reds[j])
+                    mask[row + j - (j > i)] = ok
+                    count += ok
+        elif run == n:
+            for j in range(piles):
+                onto = tops[j]
+                if j != i and onto >= 0 and builds_on(s[pile], onto, wrap):
+                    mask[row + (j if j < i else j - 1)] = 1
+                    count += 1
         if first_te >= 0 and empty >= 0:
             for k in range(1, min(run, MAX_RUN) + 1):
                 if k < n:  # the whole pile into an empty pile only relabels piles
