@@ -5,7 +5,8 @@
 >>> agent.reset(seed=0); action = agent.act(obs, info)
 
 ``random``: uniform over the legal actions; ``heuristic``: the rule-based player of
-:mod:`agents.heuristic`; a path to a ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
+:mod:`agents.heuristic`; ``search`` (or ``search:WxN``): the determinized search agent of
+:mod:`agents.search`; a path to a ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
 (:mod:`agents.ppo`, needs the ``train`` extra).
 """
 
@@ -18,7 +19,7 @@ from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
 from solitaire_env.registration import ENV_IDS
 
-AGENT_NAMES = ("random", "heuristic")
+AGENT_NAMES = ("random", "heuristic", "search")
 
 
 def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent:
@@ -33,6 +34,19 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
         return RandomAgent(seed)
     if name_or_path == "heuristic":
         return HeuristicAgent(ENV_IDS[env_id][1], seed)
+    if name_or_path == "search" or name_or_path.startswith("search:"):
+        # "search:WxN": W guesses of the hidden cards per decision, N solver positions per guess.
+        from agents.search import SearchAgent
+
+        spec = name_or_path.removeprefix("search").removeprefix(":")
+        try:
+            worlds, nodes = (int(x) for x in spec.split("x")) if spec else (8, 1000)
+        except ValueError:
+            raise ValueError(f"bad search agent {name_or_path!r}: write search or search:WxN, "
+                             "e.g. search:8x1000") from None
+        agent = SearchAgent(ENV_IDS[env_id][1], seed, worlds=worlds, nodes=nodes)
+        agent.name = name_or_path
+        return agent
     # "sample:PATH" plays the checkpoint's policy by sampling instead of greedily.
     sample = name_or_path.startswith("sample:")
     path = name_or_path.removeprefix("sample:")

@@ -1,0 +1,120 @@
+"""A determinized search agent: it plays by solving guesses of the hidden cards.
+
+At each decision :class:`SearchAgent` deals ``worlds`` guesses of the cards it cannot see (face-down
+tableau and reserve cards, the unseen stock), each a uniformly random arrangement of exactly the
+cards not visible anywhere on the table, so every guess agrees with everything the player has seen.
+It runs the perfect-information solver (:mod:`solitaire_env.solver`, promising moves only) on each
+guess for at most ``nodes`` positions, and plays the first move that the most solved guesses start
+with ("perfect-information Monte Carlo", as in Ginsberg's GIB for bridge). Where no guess is solved
+within the budget it plays as the heuristic agent (:mod:`agents.heuristic`) would.
+
+It reads only the observation and the action mask, never the engine's state, so two positions that
+differ only in hidden cards get the same choices (tested). Its randomness (the guesses) comes from
+its own generator, seeded by ``reset(seed)``: a seeded evaluation repeats exactly.
+
+Safe foundation moves (see the solver) depend only on visible cards; they are played without search.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from agents.heuristic import HeuristicAgent, Rules, Table
+from solitaire_env import solver, state
+from solitaire_env.games import get_variant
+from solitaire_env.variant import Variant
+
+
+def sample_world(rules: Rules, t: Table, rng: np.random.Generator) -> np.ndarray:
+    """An engine state that shows exactly the visible table ``t``; hidden cards dealt at random."""
+    v = rules.variant
+    unseen = np.full(52, v.decks, dtype=np.int64)
+    foundations = [[fs * 13 + (t.base + k) % 13 for k in range(n)] for n, fs in zip(t.fh, t.fs, strict=True)]
+    seen = [c for pile in t.up for c in pile] + list(t.waste) + [c for f in foundations for c in f] + list(t.res_up)
+    if t.stock is not None:
+        seen += list(t.stock)
+    for c in seen:
+        unseen[c] -= 1
+    if unseen.min() < 0:
+        raise ValueError("the observation shows more copies of a card than the game has")
+    hidden = rng.permutation(np.repeat(np.arange(52), unseen)).tolist()
+    need = sum(t.down) + t.res_down + (t.stock_n if t.stock is None else 0)
+    if len(hidden) != need:
+        raise ValueError(f"the observation hides {need} cards but {len(hidden)} are unaccounted for")
+    take = iter(hidden)
+    tableau = [([next(take) for _ in range(d)] + list(up), d) for up, d in zip(t.up, t.down, strict=True)]
+    reserve = ([next(take) for _ in range(t.res_down)] + list(t.res_up), t.res_down)
+    stock = list(t.stock) if t.stock is not None else [next(take) for _ in range(t.stock_n)]
+    return state._build(v, tableau=tableau, foundations=foundations, stock=stock, waste=list(t.waste),
+                        reserve=reserve, redeals=t.redeals, base=t.base)
+
+
+class SearchAgent(Agent):
+    """Determinized (perfect-information Monte Carlo) search; see the module docstring.
+
+    ================  =========================================================================
+    argument          meaning
+    ================  =========================================================================
+    variant           the game (name or :class:`~solitaire_env.variant.Variant`)
+    seed              seeds the guesses of hidden cards
+    worlds            guesses per decision
+    nodes             solver positions per guess
+    ================  =========================================================================
+
+    It needs the default ``obs_mode="codes"`` observation.
+    """
+
+    name = "search"
+
+    def __init__(self, variant: str | Variant, seed: int | None = None, worlds: int = 8, nodes: int = 1000) -> None:
+        if worlds < 1 or nodes < 1:
+            raise ValueError(f"worlds and nodes must be positive, got {worlds} and {nodes}")
+        self.variant = get_variant(variant)
+        self.worlds, self.nodes = worlds, nodes
+        self.rules = Rules(self.variant)
+        self.fallback = HeuristicAgent(self.variant)
+        self._rng = np.random.default_rng(seed)
+        v = self.variant
+        self._solver = solver.Solver(v, np.zeros(v.state_size, dtype=np.int8), memory_mb=1, max_depth=1024,
+                                     min_score=solver.PROMISING)
+        self._record = np.zeros(v.n_cards + 1, dtype=np.int16)
+        self.searched = self.solved = 0  # decisions searched, and those where some guess was solved
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.fallback.reset(seed)
+
+    def act(self, observation: Any, info: dict) -> int:
+        mask = np.asarray(info["action_mask"])
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("no legal action in this position (the episode is over)")
+        heuristic_choice = self.fallback.act(observation, info)  # keeps its memory of positions current
+        if legal.size == 1:
+            return int(legal[0])
+        t = self.rules.observe(observation)
+        v = self.variant
+        # Safe moves depend on visible cards only: any guess shows the same ones.
+        world = sample_world(self.rules, t, self._rng)
+        if solver._play_safe_moves(world.copy(), v.spec, v.actions, self._record, 0) > 0:
+            return int(self._record[0])
+        worlds = [world] + [sample_world(self.rules, t, self._rng) for _ in range(self.worlds - 1)]
+        self.searched += 1
+        votes = np.zeros(v.n_actions, dtype=np.int64)
+        for world in worlds:
+            self._solver.restart(world)
+            if self._solver.run(self.nodes) == solver.WON:
+                first = self._solver.first_move()
+                if first >= 0 and mask[first]:
+                    votes[first] += 1
+        if votes.max() == 0:
+            return heuristic_choice
+        self.solved += 1
+        return int(np.argmax(votes))
+
+
+__all__ = ["SearchAgent", "sample_world"]

@@ -1,0 +1,497 @@
+"""A perfect-information solver for all three games: can this deal be won at all?
+
+It sees every card (face-down cards and the stock order included), so it answers a different
+question from the agents: the ceiling any player could reach. It runs on the engine core
+(:mod:`solitaire_env.core`): the same legal moves, the same move application, no second copy of
+the rules.
+
+The search
+----------
+Depth-first search over positions, iterative (an explicit stack of positions), compiled with numba:
+
+* **Transposition table.** Every position reached is stored as a 64-bit key in an open-addressing
+  hash table and never expanded twice. The key is canonical: tableau piles are hashed one by one and
+  the pile hashes *added*, so two positions that differ only by the order of piles (the game cannot
+  tell them apart: moves to empty piles take the lowest-numbered one) get the same key; foundations
+  are hashed as a set the same way. A key collision could merge two different positions; with 64-bit
+  keys and at most ~10^8 stored positions the chance is about 10^-3 over a whole solve even then,
+  and it could only turn a ``won`` into a missed win (``lost``/``unknown``), never produce a wrong
+  solution, because every solution is replayed through the engine.
+* **Safe foundation moves** are played at once, without branching (:func:`_play_safe_moves`).
+* **Move ordering**: foundation moves, then moves that turn a face-down card up (from the pile with
+  most face-down cards first), moves that empty a pile, reserve and waste cards onto the tableau,
+  drawing, and last the moves that only rearrange face-up cards (:func:`_move_score`).
+* **Limits**: a node limit, a time limit (the compiled search runs in slices; Python checks the
+  clock between them), a memory limit (the table's size), and a depth limit. Hitting any of them
+  gives ``unknown``; ``lost`` means the whole reachable space was searched.
+
+Why a safe move can never hurt
+------------------------------
+A card ``c`` of foundation position ``p`` (its rank counted from the base rank: the Ace is 0 in the
+two-deck games) may go to the foundations at once when **nothing could ever be built on it in the
+tableau**: ``p == 0`` without wrapping (nothing goes on an Ace), or every card of position ``p - 1``
+in the other colour is already on the foundations (those are the only cards that can be built on
+``c``; foundation cards never come back). Take any winning line from the position before the
+move; change it by playing ``c`` to its foundation first and leaving out every later move of ``c``
+itself. Every other move of the line stays legal: no move in it puts a card on ``c``; a move that
+carried ``c`` on top of a run carries the same run without ``c``, which has the same bottom card and
+is a packed run in its own right (and is still the whole pile where only whole piles move); a card
+waiting under ``c`` is only reachable sooner. The one thing that happens earlier than in the
+original line is the automatic part of a move: a face-down card turning up (never a loss), or, in
+Rainbow, an emptied pile being refilled from the reserve. The refill never loses options either:
+the reserve's top card as a one-card pile can still go to a foundation or onto another pile (a
+whole-pile move), it can take cards on it, and the next reserve card comes free sooner. So the
+changed line wins too, and nothing is lost by playing ``c`` at once.
+
+>>> from solitaire_env.solver import solve
+>>> result = solve("rainbow", seed=3, time_limit=10)
+>>> result.result, len(result.moves or [])   # doctest: +SKIP
+('won', 118)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from solitaire_env import core, state
+from solitaire_env.games import get_variant
+from solitaire_env.variant import (
+    A_FIRST,
+    DRAW,
+    O_BASE,
+    O_DOWN,
+    O_FCNT,
+    O_FSUIT,
+    O_LEN,
+    O_NRES,
+    O_NSTOCK,
+    O_NWASTE,
+    O_REDEALS,
+    O_RESDOWN,
+    O_STOCK,
+    O_TAB,
+    O_WASTE,
+    REDEAL,
+    RESERVE_TO_FOUNDATION,
+    RESERVE_TO_TABLEAU,
+    SP_CAP,
+    SP_FOUND,
+    SP_N_ACTIONS,
+    SP_NCARDS,
+    SP_PILES,
+    SP_WRAP,
+    TABLEAU_TO_EMPTY,
+    TABLEAU_TO_FOUNDATION,
+    WASTE_TO_EMPTY,
+    WASTE_TO_FOUNDATION,
+    WASTE_TO_TABLEAU,
+    Variant,
+)
+
+_jit = njit(cache=True, nogil=True)
+
+# Search status codes (regs[R_STATUS]).
+RUNNING, WON, EXHAUSTED, MEMORY = 0, 1, 2, 3
+# Registers of a search, kept in one int64 array so a search can stop and resume.
+R_DEPTH, R_NODES, R_STORED, R_STATUS, R_DEPTH_HIT, R_BEST, R_STARTED = range(7)
+N_REGS = 8
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_PRIME = np.uint64(0x100000001B3)
+
+
+@_jit
+def _mix(x):
+    """splitmix64's finaliser: a well-spread 64-bit value from any 64-bit value."""
+    x = (x ^ (x >> np.uint64(30))) * _M1
+    x = (x ^ (x >> np.uint64(27))) * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+@_jit
+def state_key(s, sp) -> np.uint64:
+    """The position's canonical 64-bit key: piles and foundations hashed as sets (never 0)."""
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    total = np.uint64(0)
+    for p in range(piles):
+        n = s[sp[O_LEN] + p]
+        h = np.uint64(n * 64 + s[sp[O_DOWN] + p] + 1)
+        base = sp[O_TAB] + p * cap
+        for k in range(n):
+            h = h * _PRIME + np.uint64(s[base + k] + 1)
+        total += _mix(h)
+    for f in range(sp[SP_FOUND]):
+        n = s[sp[O_FCNT] + f]
+        suit = s[sp[O_FSUIT] + f] if n > 0 else 0
+        total += _mix(np.uint64(0x5000 + suit * 16 + n))
+    # Stock, waste, reserve and redeals: positional.
+    h = np.uint64(s[sp[O_NSTOCK]] + 1)
+    for k in range(s[sp[O_NSTOCK]]):
+        h = h * _PRIME + np.uint64(s[sp[O_STOCK] + k] + 1)
+    h = h * _PRIME + np.uint64(s[sp[O_NWASTE]] + 7)
+    for k in range(s[sp[O_NWASTE]]):
+        h = h * _PRIME + np.uint64(s[sp[O_WASTE] + k] + 1)
+    h = h * _PRIME + np.uint64(s[sp[O_NRES]] * 64 + s[sp[O_RESDOWN]] + 1)
+    h = h * _PRIME + np.uint64(s[sp[O_REDEALS]] + 1)
+    key = _mix(total ^ _mix(h))
+    return key if key != 0 else np.uint64(1)
+
+
+@_jit
+def _table_insert(table, key) -> int:
+    """1 if ``key`` was new (now stored), 0 if it was there already."""
+    mask = np.uint64(table.shape[0] - 1)
+    i = key & mask
+    while table[i] != 0:
+        if table[i] == key:
+            return 0
+        i = (i + np.uint64(1)) & mask
+    table[i] = key
+    return 1
+
+
+@_jit
+def _is_safe(s, sp, card: int) -> bool:
+    """True if ``card`` can go to the foundations and nothing could ever be built on it (see module doc)."""
+    if core.foundation_for(s, sp, card) < 0:
+        return False
+    base = s[sp[O_BASE]]
+    p = (card % 13 - base) % 13
+    if p == 0:
+        return sp[SP_WRAP] == 0
+    decks = sp[SP_NCARDS] // 52
+    red = core.is_red(card)
+    below = 0  # copies of position p - 1 in the other colour already on the foundations
+    for f in range(sp[SP_FOUND]):
+        suit = s[sp[O_FSUIT] + f]
+        n = s[sp[O_FCNT] + f]
+        if n >= p and core.is_red(suit * 13) != red:
+            below += 1
+    return below >= 2 * decks
+
+
+@_jit
+def _play_safe_moves(s, sp, actions, record, n_record) -> int:
+    """Play safe foundation moves until none is left; append their action ids to ``record``."""
+    progress = True
+    while progress:
+        progress = False
+        card = core.waste_top(s, sp)
+        if card >= 0 and _is_safe(s, sp, card):
+            a = sp[A_FIRST + WASTE_TO_FOUNDATION]
+            core.apply_action(s, sp, actions, a)
+            record[n_record] = a
+            n_record += 1
+            progress = True
+            continue
+        if sp[A_FIRST + RESERVE_TO_FOUNDATION] >= 0:
+            card = core.reserve_top(s, sp)
+            if card >= 0 and _is_safe(s, sp, card):
+                a = sp[A_FIRST + RESERVE_TO_FOUNDATION]
+                core.apply_action(s, sp, actions, a)
+                record[n_record] = a
+                n_record += 1
+                progress = True
+                continue
+        for p in range(sp[SP_PILES]):
+            card = core.top_card(s, sp, p)
+            if card >= 0 and _is_safe(s, sp, card):
+                a = sp[A_FIRST + TABLEAU_TO_FOUNDATION] + p
+                core.apply_action(s, sp, actions, a)
+                record[n_record] = a
+                n_record += 1
+                progress = True
+                break
+    return n_record
+
+
+@_jit
+def _move_score(s, sp, actions, a: int) -> int:
+    """How promising action ``a`` looks (higher is tried first); it must be legal."""
+    kind, src = actions[a, 0], actions[a, 1]
+    if kind == WASTE_TO_FOUNDATION or kind == RESERVE_TO_FOUNDATION or kind == TABLEAU_TO_FOUNDATION:
+        return 1000
+    if kind == DRAW:
+        return 400
+    if kind == REDEAL:
+        return 300
+    if kind == RESERVE_TO_TABLEAU:
+        return 700
+    if kind == WASTE_TO_TABLEAU:
+        return 600
+    if kind == WASTE_TO_EMPTY:
+        return 350
+    # A tableau run moving to another pile or into an empty pile.
+    count = core.resolve(s, sp, actions, a)[1]
+    n = s[sp[O_LEN] + src]
+    down = s[sp[O_DOWN] + src]
+    if count == n - down and down > 0:
+        return 800 + down  # turns a card up: the pile with most face-down cards first
+    if count == n:
+        return 750  # empties a pile
+    if kind == TABLEAU_TO_EMPTY:
+        return 100
+    # Rearranging face-up cards: worth it when it frees a card for the foundations.
+    exposed = core.pile_card(s, sp, src, n - count - 1)
+    if core.foundation_for(s, sp, exposed) >= 0:
+        return 500
+    return 200
+
+
+@_jit
+def _order_moves(s, sp, actions, mask, out, min_score) -> int:
+    """Write the legal actions scoring at least ``min_score`` into ``out``, best first; return how many."""
+    n_legal = core.legal_mask(s, sp, actions, mask)
+    scores = np.empty(n_legal, dtype=np.int64)
+    k = 0
+    for a in range(sp[SP_N_ACTIONS]):
+        if mask[a]:
+            sc = _move_score(s, sp, actions, a)
+            if sc < min_score:
+                continue
+            j = k
+            while j > 0 and scores[j - 1] < sc:  # insertion sort, stable
+                scores[j] = scores[j - 1]
+                out[j] = out[j - 1]
+                j -= 1
+            scores[j] = sc
+            out[j] = a
+            k += 1
+    return k
+
+
+@_jit
+def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move, regs, budget, scratch, mask,
+            min_score) -> None:
+    """Run the depth-first search for at most ``budget`` nodes, resuming from ``regs``."""
+    n_cards = sp[SP_NCARDS]
+    max_depth = states.shape[0]
+    if regs[R_STARTED] == 0:
+        regs[R_STARTED] = 1
+        states[0, :] = s0
+        _play_safe_moves(states[0], sp, actions, scratch, 0)
+        regs[R_BEST] = core.foundation_cards(states[0], sp)
+        if regs[R_BEST] == n_cards:
+            regs[R_STATUS] = WON
+            return
+        _table_insert(table, state_key(states[0], sp))
+        regs[R_STORED] = 1
+        n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score)
+        next_move[0] = 0
+        regs[R_DEPTH] = 0
+    done = 0
+    while done < budget:
+        d = regs[R_DEPTH]
+        if next_move[d] >= n_moves[d]:
+            if d == 0:
+                regs[R_STATUS] = EXHAUSTED
+                return
+            regs[R_DEPTH] = d - 1
+            continue
+        a = moves[d, next_move[d]]
+        next_move[d] += 1
+        if d + 1 >= max_depth:
+            regs[R_DEPTH_HIT] = 1
+            continue
+        child = states[d + 1]
+        child[:] = states[d]
+        core.apply_action(child, sp, actions, a)
+        _play_safe_moves(child, sp, actions, scratch, 0)
+        done += 1
+        regs[R_NODES] += 1
+        found = core.foundation_cards(child, sp)
+        if found > regs[R_BEST]:
+            regs[R_BEST] = found
+        if found == n_cards:
+            regs[R_DEPTH] = d + 1
+            regs[R_STATUS] = WON
+            return
+        if _table_insert(table, state_key(child, sp)) == 0:
+            continue
+        regs[R_STORED] += 1
+        if regs[R_STORED] >= max_load:
+            regs[R_STATUS] = MEMORY
+            return
+        n_moves[d + 1] = _order_moves(child, sp, actions, mask, moves[d + 1], min_score)
+        next_move[d + 1] = 0
+        regs[R_DEPTH] = d + 1
+
+
+@_jit
+def _replay_path(s0, sp, actions, path, n_path, out) -> int:
+    """The full action list of a search path: safe moves played between the chosen ones included."""
+    s = s0.copy()
+    n = _play_safe_moves(s, sp, actions, out, 0)
+    for i in range(n_path):
+        core.apply_action(s, sp, actions, path[i])
+        out[n] = path[i]
+        n = _play_safe_moves(s, sp, actions, out, n + 1)
+    return n
+
+
+# --- Python face -----------------------------------------------------------------------------------
+
+
+@dataclass
+class SolveResult:
+    """The answer for one position.
+
+    ``result`` is ``"won"`` (``moves`` is a winning list of action ids from the position),
+    ``"lost"`` (no sequence of moves wins) or ``"unknown"`` (a limit was hit first: ``reason`` says
+    which, ``"time"``, ``"nodes"``, ``"memory"`` or ``"depth"``).
+    """
+
+    result: str
+    nodes: int
+    seconds: float
+    moves: list[int] | None = None
+    reason: str = ""
+    best_foundation: int = 0  # most foundation cards reached on any searched line
+    stored: int = 0  # positions in the transposition table
+
+    @property
+    def solution_length(self) -> int:
+        return len(self.moves) if self.moves is not None else 0
+
+
+@dataclass
+class Solver:
+    """A resumable search from one position (see the module doc for the method).
+
+    ``memory_mb`` sizes the transposition table (8 bytes a position, filled to 75% at most);
+    ``max_depth`` bounds the number of branching moves on a line.
+    """
+
+    variant: Variant
+    start: np.ndarray
+    memory_mb: int = 256
+    max_depth: int = 4096
+    min_score: int = 0  # search only moves scoring at least this (0: every move)
+    _arrays: dict = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        v = self.variant
+        if self.memory_mb < 1:
+            raise ValueError(f"memory_mb must be at least 1, got {self.memory_mb}")
+        slots = 1 << max(10, int(self.memory_mb * 2**20 // 8).bit_length() - 1)
+        self._arrays = dict(
+            table=np.zeros(slots, dtype=np.uint64),
+            states=np.zeros((self.max_depth, v.state_size), dtype=np.int8),
+            moves=np.zeros((self.max_depth, v.n_actions), dtype=np.int16),
+            n_moves=np.zeros(self.max_depth, dtype=np.int32),
+            next_move=np.zeros(self.max_depth, dtype=np.int32),
+            regs=np.zeros(N_REGS, dtype=np.int64),
+            scratch=np.zeros(v.n_cards + 1, dtype=np.int16),
+            mask=np.zeros(v.n_actions, dtype=np.int8),
+        )
+        self.max_load = int(slots * 0.75)
+
+    @property
+    def nodes(self) -> int:
+        return int(self._arrays["regs"][R_NODES])
+
+    @property
+    def best_foundation(self) -> int:
+        return int(self._arrays["regs"][R_BEST])
+
+    def restart(self, start: np.ndarray) -> None:
+        """Forget the search and start a new one from ``start`` (reusing the memory)."""
+        self.start = start
+        self._arrays["table"][:] = 0
+        self._arrays["regs"][:] = 0
+
+    def run(self, budget: int) -> int:
+        """Search at most ``budget`` more nodes; return the status code."""
+        a = self._arrays
+        _search(self.start, self.variant.spec, self.variant.actions, a["table"], self.max_load, a["states"],
+                a["moves"], a["n_moves"], a["next_move"], a["regs"], budget, a["scratch"], a["mask"], self.min_score)
+        return int(a["regs"][R_STATUS])
+
+    def first_move(self) -> int:
+        """After a win: the first branching move from the start (-1 if the start itself was won)."""
+        a = self._arrays
+        return int(a["moves"][0, a["next_move"][0] - 1]) if a["regs"][R_DEPTH] > 0 else -1
+
+    def solution(self) -> list[int]:
+        """After a win: every action id from the start position to the win."""
+        a = self._arrays
+        depth = int(a["regs"][R_DEPTH])
+        path = np.array([a["moves"][d, a["next_move"][d] - 1] for d in range(depth)], dtype=np.int16)
+        out = np.zeros(depth + self.variant.n_cards + 1, dtype=np.int16)
+        n = _replay_path(self.start, self.variant.spec, self.variant.actions, path, depth, out)
+        return [int(x) for x in out[:n]]
+
+
+# The first phase searches only the promising moves (score at least this): it finds most wins
+# fast, but proves nothing. The second phase searches every move.
+PROMISING = 300
+
+
+def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray | None = None,
+          time_limit: float | None = 60.0, max_nodes: int | None = None, memory_mb: int = 256,
+          max_depth: int = 4096, slice_nodes: int = 50_000, first_phase: float = 0.5) -> SolveResult:
+    """Solve deal ``seed`` of ``game`` (or the position ``state_array``) with every card known.
+
+    The search runs in two phases: only promising moves (:data:`PROMISING`) for the first
+    ``first_phase`` share of the time and node limits, then every move for the rest (a fresh table),
+    which alone can prove a deal ``lost``. Raises ``ValueError`` for an unknown game, a bad seed, or a
+    limit that is not positive.
+    """
+    variant = get_variant(game)
+    if (seed is None) == (state_array is None):
+        raise ValueError("give exactly one of seed and state_array")
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time limit must be positive (seconds), got {time_limit}")
+    if max_nodes is not None and max_nodes <= 0:
+        raise ValueError(f"max_nodes must be positive, got {max_nodes}")
+    if not 0 <= first_phase < 1:
+        raise ValueError(f"first_phase must be in [0, 1), got {first_phase}")
+    if state_array is None:
+        start = state.deal(variant, state.check_seed(seed))
+    else:
+        start = np.asarray(state_array, dtype=np.int8)
+        if start.shape != (variant.state_size,):
+            raise ValueError(f"state_array must have shape ({variant.state_size},), got {start.shape}")
+    t0 = time.perf_counter()
+    nodes = 0
+    best = 0
+    for min_score, share in ((PROMISING, first_phase), (0, 1.0)):
+        if share == 0:
+            continue
+        phase_time = None if time_limit is None else time_limit * share
+        phase_nodes = None if max_nodes is None else max(1, int(max_nodes * share))
+        solver = Solver(variant, start.copy(), memory_mb=memory_mb, max_depth=max_depth, min_score=min_score)
+        reason = ""
+        while True:
+            budget = slice_nodes if phase_nodes is None else min(slice_nodes, phase_nodes - nodes - solver.nodes)
+            status = solver.run(budget)
+            if status != RUNNING:
+                break
+            if phase_nodes is not None and nodes + solver.nodes >= phase_nodes:
+                reason = "nodes"
+                break
+            if phase_time is not None and time.perf_counter() - t0 >= phase_time:
+                reason = "time"
+                break
+        nodes += solver.nodes
+        regs = solver._arrays["regs"]
+        best = max(best, int(regs[R_BEST]))
+        common = dict(nodes=nodes, seconds=time.perf_counter() - t0, best_foundation=best,
+                      stored=int(regs[R_STORED]))
+        if status == WON:
+            return SolveResult("won", moves=solver.solution(), **common)
+        if min_score == 0 and status == EXHAUSTED:
+            if regs[R_DEPTH_HIT]:
+                return SolveResult("unknown", reason="depth", **common)
+            return SolveResult("lost", **common)
+    if status == MEMORY:
+        reason = "memory"
+    return SolveResult("unknown", reason=reason, **common)
+
+
+__all__ = ["SolveResult", "Solver", "solve", "state_key"]
