@@ -474,26 +474,35 @@ def apply_action(s, sp, actions, a: int) -> int:
 # --- what the player sees ------------------------------------------------------------------------
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _codes(dst, src, down: int, n: int) -> None:
+    """One stored list into observation slots: ``HIDDEN`` below ``down``, card code below ``n``, then 0.
+
+    A select per slot over all the slots, not a loop per part: the compiler vectorizes it (3-4 times
+    faster than branching on every pile's counts); the slots a player cannot see are read, never shown.
+    """
+    for k in range(len(dst)):
+        card = src[k] + 1
+        dst[k] = HIDDEN if k < down else (card if k < n else 0)
+
+
 @_jit
 def observe(s, sp, obs) -> None:
     """Write the observation: card codes 1..52 for seen cards, HIDDEN for unseen ones, 0 for nothing.
 
-    Never reads a face-down card or the unseen stock order: only what a player at the table knows.
+    Never shows a face-down card or the unseen stock order: only what a player at the table knows.
     """
-    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    piles, cap, stock_cap, res_cap = sp[SP_PILES], sp[SP_CAP], sp[SP_STOCK_CAP], sp[SP_RES_CAP]
+    # The tableau as _codes does it, pile by pile, on views of whole fields (faster than a view a pile).
+    lens, downs = s[sp[O_LEN] : sp[O_LEN] + piles], s[sp[O_DOWN] : sp[O_DOWN] + piles]
+    cards, codes = s[sp[O_TAB] : sp[O_TAB] + piles * cap], obs[sp[OB_TAB] : sp[OB_TAB] + piles * cap]
     for p in range(piles):
-        n, down = s[sp[O_LEN] + p], s[sp[O_DOWN] + p]
-        base = sp[OB_TAB] + p * cap
+        n, down = lens[p], downs[p]
         for k in range(cap):
-            if k < down:
-                obs[base + k] = HIDDEN
-            elif k < n:
-                obs[base + k] = pile_card(s, sp, p, k) + 1
-            else:
-                obs[base + k] = 0
-    nw = s[sp[O_NWASTE]]
-    for k in range(sp[SP_STOCK_CAP]):
-        obs[sp[OB_WASTE] + k] = s[sp[O_WASTE] + k] + 1 if k < nw else 0
+            card = cards[p * cap + k] + 1
+            codes[p * cap + k] = HIDDEN if k < down else (card if k < n else 0)
+    _codes(obs[sp[OB_WASTE] : sp[OB_WASTE] + stock_cap], s[sp[O_WASTE] : sp[O_WASTE] + stock_cap], 0,
+           s[sp[O_NWASTE]])
     base_rank = s[sp[O_BASE]]
     for f in range(sp[SP_FOUND]):
         n = s[sp[O_FCNT] + f]
@@ -503,23 +512,12 @@ def observe(s, sp, obs) -> None:
     if sp[SP_REDEALS] > 0:
         # After a redeal the stock is the turned-over waste, which the player has seen card by card.
         known = s[sp[O_REDEALS]] < sp[SP_REDEALS]
-        for k in range(sp[SP_STOCK_CAP]):
-            if k >= ns:
-                obs[sp[OB_STOCK] + k] = 0
-            elif known:
-                obs[sp[OB_STOCK] + k] = s[sp[O_STOCK] + k] + 1
-            else:
-                obs[sp[OB_STOCK] + k] = HIDDEN
+        _codes(obs[sp[OB_STOCK] : sp[OB_STOCK] + stock_cap], s[sp[O_STOCK] : sp[O_STOCK] + stock_cap],
+               0 if known else ns, ns)
         obs[sp[OB_REDEALS]] = s[sp[O_REDEALS]]
-    if sp[SP_RES_CAP] > 0:
-        nr, down = s[sp[O_NRES]], s[sp[O_RESDOWN]]
-        for k in range(sp[SP_RES_CAP]):
-            if k < down:
-                obs[sp[OB_RES] + k] = HIDDEN
-            elif k < nr:
-                obs[sp[OB_RES] + k] = s[sp[O_RES] + k] + 1
-            else:
-                obs[sp[OB_RES] + k] = 0
+    if res_cap > 0:
+        _codes(obs[sp[OB_RES] : sp[OB_RES] + res_cap], s[sp[O_RES] : sp[O_RES] + res_cap], s[sp[O_RESDOWN]],
+               s[sp[O_NRES]])
         obs[sp[OB_BASE]] = base_rank
 
 

@@ -98,3 +98,43 @@ def test_random_play_reaches_a_terminal_state_or_loops_without_error(variant):
             game.play(int(legal[(g * 7919 + len(legal)) % len(legal)]))
     assert ends > 0
     assert v.n_cards in (52, 104)
+
+
+def _observe_reference(v, s):
+    """The observation written out slot by slot, plainly (what core.observe must give)."""
+    from solitaire_env import variant as L
+
+    sp, s = v.spec, [int(x) for x in s]
+    obs = np.zeros(v.obs_size, dtype=np.int64)
+
+    def codes(ob, o, size, down, n):  # HIDDEN below `down`, card code below `n`, then 0
+        for k in range(size):
+            obs[ob + k] = L.HIDDEN if k < down else (s[o + k] + 1 if k < n else 0)
+
+    cap = v.pile_capacity
+    for p in range(v.piles):
+        codes(sp[L.OB_TAB] + p * cap, sp[L.O_TAB] + p * cap, cap, s[sp[L.O_DOWN] + p], s[sp[L.O_LEN] + p])
+    codes(sp[L.OB_WASTE], sp[L.O_WASTE], v.stock_capacity, 0, s[sp[L.O_NWASTE]])
+    base = s[sp[L.O_BASE]]
+    for f in range(v.foundations):
+        n = s[sp[L.O_FCNT] + f]
+        obs[sp[L.OB_FOUND] + f] = s[sp[L.O_FSUIT] + f] * 13 + (base + n - 1) % 13 + 1 if n else 0
+    ns = s[sp[L.O_NSTOCK]]
+    obs[sp[L.OB_NSTOCK]] = ns
+    if v.redeals:
+        seen = s[sp[L.O_REDEALS]] < v.redeals  # after a redeal the stock is the seen waste
+        codes(sp[L.OB_STOCK], sp[L.O_STOCK], v.stock_capacity, 0 if seen else ns, ns)
+        obs[sp[L.OB_REDEALS]] = s[sp[L.O_REDEALS]]
+    if v.reserve:
+        codes(sp[L.OB_RES], sp[L.O_RES], v.reserve, s[sp[L.O_RESDOWN]], s[sp[L.O_NRES]])
+        obs[sp[L.OB_BASE]] = base
+    return obs
+
+
+@pytest.mark.parametrize("variant", VARIANT_NAMES)
+def test_observe_agrees_with_a_slot_by_slot_reference(variant):
+    v = VARIANTS[variant]
+    obs = np.full(v.obs_size, -7, dtype=np.int16)
+    for g, m, s in _random_games(variant, games=40, max_moves=400, seed=3):
+        core.observe(s, v.spec, obs)
+        np.testing.assert_array_equal(obs, _observe_reference(v, s), err_msg=f"game {g} move {m}")
