@@ -1,4 +1,4 @@
-"""The ``solitaire-env`` command: ``evaluate``, ``train``, ``plot``, ``play`` and ``replay``.
+"""The ``solitaire-env`` command: ``evaluate``, ``train``, ``plot``, ``play``, ``replay`` and ``solve``.
 
 ``solitaire-env evaluate --env ID --agent NAME|CHECKPOINT [--agent ...] --episodes N --seed S
 [--csv FILE] [--json FILE] [--no-progress]`` plays each agent over the same deals (see
@@ -90,6 +90,22 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--state", metavar="FILE", help="start from a saved STATE_FORMAT.md JSON position")
     play.set_defaults(run=_play, command_parser=play)
 
+    so = commands.add_parser(
+        "solve", help="solve deals with every card known: how winnable is a game",
+        description="Solve deals A .. B-1 of GAME with the perfect-information solver, in parallel, writing "
+                    "one CSV row per deal and printing the winnable fraction with its 95%% interval.")
+    so.add_argument("game", metavar="GAME", help="rank_and_file, number_ten or rainbow (or an env id)")
+    so.add_argument("--seeds", required=True, metavar="A:B", help="deals A to B-1, e.g. 0:1000")
+    so.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds per deal (default 60)")
+    so.add_argument("--max-nodes", type=_positive_int, metavar="N", help="positions per deal (default: no limit)")
+    so.add_argument("--memory", type=_positive_int, default=512, metavar="MB",
+                    help="transposition table per job, MB (default 512)")
+    so.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
+    so.add_argument("--csv", metavar="FILE", help="write one row per deal to FILE")
+    so.add_argument("--json", metavar="FILE", help="write the summary to FILE")
+    so.add_argument("--no-progress", action="store_true", help="no progress bar")
+    so.set_defaults(run=_solve, command_parser=so)
+
     rp = commands.add_parser("replay", help="replay a recorded episode as GIF, HTML or in the terminal",
                              description="Replay a recording (docs/recordings.md) to a GIF, a self-contained "
                                          "HTML page with step buttons, or step through it in the terminal.")
@@ -180,6 +196,37 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.game is None and args.state is None:
         parser.error("name a GAME (rank_and_file, number_ten, rainbow) or give --state FILE")
     return play(args.game, seed=args.seed, state_file=args.state)
+
+
+def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import json
+
+    from solitaire_env.games import get_variant
+    from solitaire_env.winnability import default_jobs, format_summary, parse_seeds, solve_deals, summarize
+
+    game = ENV_IDS[args.game][1] if args.game in ENV_IDS else args.game
+    try:
+        get_variant(game)
+        seeds = parse_seeds(args.seeds)
+    except ValueError as e:
+        parser.error(str(e))
+    if not args.time_limit > 0:
+        parser.error(f"--time-limit must be positive (seconds), got {args.time_limit}")
+    for path in (args.csv, args.json):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            parser.error(f"cannot write {path}: no such directory")
+    results = solve_deals(game, seeds, time_limit=args.time_limit, jobs=args.jobs or default_jobs(),
+                          max_nodes=args.max_nodes, memory_mb=args.memory, progress=not args.no_progress,
+                          csv_path=args.csv)
+    summary = summarize(game, results, args.time_limit)
+    print(format_summary(summary))
+    if args.csv:
+        print(f"wrote {args.csv}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=2)
+        print(f"wrote {args.json}")
+    return 0
 
 
 def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -1,0 +1,160 @@
+"""How winnable is a game: the solver over a range of deals, in parallel, with a summary.
+
+``solitaire-env solve GAME --seeds A:B [--time-limit S] [--jobs J] [--csv FILE]`` runs
+:func:`solve_deals`: each deal is solved in a worker process (one per job, each with its own
+transposition table of ``memory_mb``), one CSV row per deal is written as results come in, and the
+summary gives the winnable fraction with its 95% Wilson interval. Deals the solver could not decide
+within the limits count as ``unknown``: the summary states how many, and the interval of the
+winnable fraction is given both ways (all unknown deals lost, all won).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import statistics
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+
+from solitaire_env.evaluation import wilson_interval
+from solitaire_env.games import get_variant
+from solitaire_env.solver import solve
+
+CSV_COLUMNS = ("seed", "result", "reason", "nodes", "seconds", "solution_length", "best_foundation")
+
+
+@dataclass
+class DealResult:
+    seed: int
+    result: str
+    reason: str
+    nodes: int
+    seconds: float
+    solution_length: int
+    best_foundation: int
+
+
+def parse_seeds(text: str) -> range:
+    """``"A:B"`` -> deals A .. B-1 (like a Python slice); ``"N"`` -> deal N alone."""
+    try:
+        if ":" in text:
+            a, b = text.split(":")
+            start, stop = int(a), int(b)
+        else:
+            start = int(text)
+            stop = start + 1
+    except ValueError:
+        raise ValueError(f"bad seed range {text!r}: write A:B (deals A to B-1) or one deal number") from None
+    if start < 0 or stop <= start:
+        raise ValueError(f"bad seed range {text!r}: need 0 <= A < B")
+    return range(start, stop)
+
+
+def _solve_one(args: tuple[str, int, float | None, int | None, int]) -> DealResult:
+    game, seed, time_limit, max_nodes, memory_mb = args
+    r = solve(game, seed=seed, time_limit=time_limit, max_nodes=max_nodes, memory_mb=memory_mb)
+    return DealResult(seed, r.result, r.reason, r.nodes, round(r.seconds, 4), r.solution_length, r.best_foundation)
+
+
+def solve_deals(game: str, seeds: Iterable[int], time_limit: float | None = 60.0, jobs: int = 1,
+                max_nodes: int | None = None, memory_mb: int = 512, progress: bool = False,
+                csv_path: str | None = None) -> list[DealResult]:
+    """Solve every deal in ``seeds``; results in seed order. ``jobs`` worker processes (1: this process)."""
+    variant = get_variant(game)
+    seeds = list(seeds)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time limit must be positive (seconds), got {time_limit}")
+    tasks = [(variant.name, s, time_limit, max_nodes, memory_mb) for s in seeds]
+    out = open(csv_path, "w", newline="") if csv_path else None  # noqa: SIM115 (rows written as they come)
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
+    if writer:
+        writer.writeheader()
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(tasks), desc=f"solve {variant.name}", unit="deal")
+        except ImportError:
+            bar = None
+    results: list[DealResult] = []
+    try:
+        if jobs == 1:
+            stream = map(_solve_one, tasks)
+            pool = None
+        else:
+            pool = ProcessPoolExecutor(max_workers=jobs)
+            stream = pool.map(_solve_one, tasks, chunksize=1)
+        for r in stream:
+            results.append(r)
+            if writer:
+                writer.writerow(asdict(r))
+                out.flush()
+            if bar is not None:
+                bar.update(1)
+                won = sum(x.result == "won" for x in results)
+                bar.set_postfix(won=won, unknown=sum(x.result == "unknown" for x in results))
+        if pool is not None:
+            pool.shutdown()
+    finally:
+        if bar is not None:
+            bar.close()
+        if out:
+            out.close()
+    return results
+
+
+def summarize(game: str, results: list[DealResult], time_limit: float | None) -> dict:
+    """Counts, the winnable fraction with its 95% Wilson interval, and solve-time percentiles."""
+    n = len(results)
+    won = sum(r.result == "won" for r in results)
+    lost = sum(r.result == "lost" for r in results)
+    unknown = n - won - lost
+    times = sorted(r.seconds for r in results)
+    decided = sorted(r.seconds for r in results if r.result != "unknown")
+    low = wilson_interval(won, n)
+    high = wilson_interval(won + unknown, n)
+    return {
+        "game": get_variant(game).name,
+        "deals": n,
+        "seeds": f"{results[0].seed}-{results[-1].seed}" if results else "",
+        "time_limit": time_limit,
+        "won": won,
+        "lost": lost,
+        "unknown": unknown,
+        "winnable": won / n if n else 0.0,
+        "winnable_ci95": low,
+        # If every unknown deal were winnable: the most the winnable fraction can be.
+        "winnable_if_unknown_won": (won + unknown) / n if n else 0.0,
+        "winnable_if_unknown_won_ci95": high,
+        "median_seconds": statistics.median(times) if times else 0.0,
+        "p95_seconds": times[min(len(times) - 1, int(0.95 * len(times)))] if times else 0.0,
+        "median_seconds_decided": statistics.median(decided) if decided else 0.0,
+        "nodes_per_second": sum(r.nodes for r in results) / max(sum(times), 1e-9),
+    }
+
+
+def format_summary(s: dict) -> str:
+    lo, hi = s["winnable_ci95"]
+    lines = [
+        f"{s['game']}: deals {s['seeds']} ({s['deals']}), time limit {s['time_limit']} s per deal",
+        f"  won {s['won']}, lost {s['lost']}, unknown {s['unknown']}",
+        f"  winnable: {100 * s['winnable']:.1f}% (95% CI {100 * lo:.1f}% - {100 * hi:.1f}%) counting unknown as lost",
+    ]
+    if s["unknown"]:
+        lo2, hi2 = s["winnable_if_unknown_won_ci95"]
+        lines.append(f"  at most {100 * s['winnable_if_unknown_won']:.1f}% (95% CI {100 * lo2:.1f}% - "
+                     f"{100 * hi2:.1f}%) if every unknown deal is winnable")
+    lines.append(f"  solve time: median {s['median_seconds']:.3f} s, 95th percentile {s['p95_seconds']:.3f} s; "
+                 f"{s['nodes_per_second'] / 1e3:.0f}k nodes/s")
+    return "\n".join(lines)
+
+
+def default_jobs() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+__all__ = ["CSV_COLUMNS", "DealResult", "format_summary", "parse_seeds", "solve_deals", "summarize"]
