@@ -562,18 +562,21 @@ _pool: ThreadPoolExecutor | None = None
 
 
 def _in_chunks(kernel, batched: tuple, shared: tuple, arg_order) -> None:
+    """One contiguous chunk per core: the pool's threads take all but the first, which the calling
+    thread runs meanwhile (a hand-off less, and the caller works instead of waiting)."""
     global _pool
     workers = os.cpu_count() or 1
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="solitaire-env")
     n = len(batched[0])
     bounds = [n * k // workers for k in range(workers + 1)]
-    jobs = [
-        _pool.submit(kernel, *arg_order([x[a:b] for x in batched], shared))
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a
-    ]
-    for job in jobs:
-        job.result()
+    chunks = [arg_order([x[a:b] for x in batched], shared) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    if workers > 1 and _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=workers - 1, thread_name_prefix="solitaire-env")
+    jobs = [_pool.submit(kernel, *args) for args in chunks[1:]]
+    try:
+        kernel(*chunks[0])
+    finally:
+        for job in jobs:
+            job.result()
 
 
 def step_batch_parallel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:

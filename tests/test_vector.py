@@ -120,3 +120,33 @@ def test_returned_observations_are_not_overwritten_later():
     env.unwrapped.reset_envs(np.array([0, 2]))
     for returned, snapshot in kept:
         np.testing.assert_array_equal(returned, snapshot)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_threaded_kernels_equal_the_serial_ones(env_id):
+    from solitaire_env import core
+    from solitaire_env.state import deal
+
+    v = gym.make_vec(env_id, num_envs=1).unwrapped.variant
+    n = core.PARALLEL_MIN_BATCH + 45  # threads, chunks of unequal size where there are more than 2 cores
+    runs = {}
+    for name, step, observe in [("serial", core.step_batch_serial, core.observe_batch_serial),
+                                ("threaded", core.step_batch, core.observe_batch)]:
+        rng = np.random.default_rng(0)
+        states = np.stack([deal(v, i) for i in range(n)])
+        masks = np.zeros((n, v.n_actions), dtype=np.int8)
+        codes = np.zeros((n, v.obs_size), dtype=np.int16)
+        out = [np.zeros(n, dtype=np.int64) for _ in range(4)]
+        observe(states, v.spec, v.actions, masks, codes, out[3], out[2])
+        history = []
+        for _ in range(60):
+            acts = (rng.random(masks.shape) * masks).argmax(axis=1)  # a legal move, mostly
+            wild = rng.random(n) < 0.05
+            acts[wild] = rng.integers(v.n_actions, size=wild.sum())  # any move, legal or not
+            acts[masks.sum(axis=1) == 0] = -1  # none where no move is left
+            step(states, v.spec, v.actions, acts, masks, codes, *out)
+            history.append((states.copy(), masks.copy(), codes.copy(), *(x.copy() for x in out)))
+        runs[name] = history
+    for a, b in zip(runs["serial"], runs["threaded"], strict=True):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
