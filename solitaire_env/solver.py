@@ -83,6 +83,7 @@ from solitaire_env.variant import (
     SP_N_ACTIONS,
     SP_NCARDS,
     SP_PILES,
+    SP_WHOLE,
     SP_WRAP,
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_FOUNDATION,
@@ -97,7 +98,7 @@ _jit = njit(cache=True, nogil=True)
 # Search status codes (regs[R_STATUS]).
 RUNNING, WON, EXHAUSTED, MEMORY = 0, 1, 2, 3
 # Registers of a search, kept in one int64 array so a search can stop and resume.
-R_DEPTH, R_NODES, R_STORED, R_STATUS, R_DEPTH_HIT, R_BEST, R_STARTED = range(7)
+R_DEPTH, R_NODES, R_STORED, R_STATUS, R_DEPTH_HIT, R_BEST, R_STARTED, R_PRUNED = range(8)
 N_REGS = 8
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -211,6 +212,32 @@ def _play_safe_moves(s, sp, actions, record, n_record) -> int:
 
 
 @_jit
+def _deadlocked(s, sp) -> bool:
+    """A pile that can never be cleared, in games where piles never split (Rainbow).
+
+    There a tableau card leaves its pile only from the top, to a foundation (moving the whole pile
+    onto another keeps the order, and tableau cards never go into an empty pile). So a card lying
+    under a card of its own suit that the foundation needs *later* can never get out in time: the
+    position is lost, whatever else happens. (A general cycle test over "must come first" relations
+    across piles was tried: it cut few more positions and cost more than it saved.)
+    """
+    if sp[SP_WHOLE] == 0:
+        return False
+    base, cap = s[sp[O_BASE]], sp[SP_CAP]
+    for p in range(sp[SP_PILES]):
+        n = s[sp[O_LEN] + p]
+        start = sp[O_TAB] + p * cap
+        for i in range(n - 2):
+            low = s[start + i]
+            pos = (low % 13 - base) % 13
+            for j in range(i + 2, n, 2):  # runs alternate colours: same suit only at even distance
+                high = s[start + j]
+                if high // 13 == low // 13 and (high % 13 - base) % 13 > pos:
+                    return True
+    return False
+
+
+@_jit
 def _move_score(s, sp, actions, a: int) -> int:
     """How promising action ``a`` looks (higher is tried first); it must be legal."""
     kind, src = actions[a, 0], actions[a, 1]
@@ -244,8 +271,11 @@ def _move_score(s, sp, actions, a: int) -> int:
 
 
 @_jit
-def _order_moves(s, sp, actions, mask, out, min_score) -> int:
-    """Write the legal actions scoring at least ``min_score`` into ``out``, best first; return how many."""
+def _order_moves(s, sp, actions, mask, out, min_score, regs) -> int:
+    """Write the legal actions scoring at least ``min_score`` into ``out``, best first; return how many.
+
+    Sets ``regs[R_PRUNED]`` when a legal move was left out: the search is then no proof of a loss.
+    """
     n_legal = core.legal_mask(s, sp, actions, mask)
     scores = np.empty(n_legal, dtype=np.int64)
     k = 0
@@ -262,6 +292,8 @@ def _order_moves(s, sp, actions, mask, out, min_score) -> int:
             scores[j] = sc
             out[j] = a
             k += 1
+    if k < n_legal:
+        regs[R_PRUNED] = 1
     return k
 
 
@@ -281,7 +313,7 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
             return
         _table_insert(table, state_key(states[0], sp))
         regs[R_STORED] = 1
-        n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score)
+        n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score, regs)
         next_move[0] = 0
         regs[R_DEPTH] = 0
     done = 0
@@ -311,13 +343,13 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
             regs[R_DEPTH] = d + 1
             regs[R_STATUS] = WON
             return
-        if _table_insert(table, state_key(child, sp)) == 0:
+        if _table_insert(table, state_key(child, sp)) == 0 or _deadlocked(child, sp):
             continue
         regs[R_STORED] += 1
         if regs[R_STORED] >= max_load:
             regs[R_STATUS] = MEMORY
             return
-        n_moves[d + 1] = _order_moves(child, sp, actions, mask, moves[d + 1], min_score)
+        n_moves[d + 1] = _order_moves(child, sp, actions, mask, moves[d + 1], min_score, regs)
         next_move[d + 1] = 0
         regs[R_DEPTH] = d + 1
 
@@ -485,7 +517,7 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
                       stored=int(regs[R_STORED]))
         if status == WON:
             return SolveResult("won", moves=solver.solution(), **common)
-        if min_score == 0 and status == EXHAUSTED:
+        if status == EXHAUSTED and (min_score == 0 or not regs[R_PRUNED]):
             if regs[R_DEPTH_HIT]:
                 return SolveResult("unknown", reason="depth", **common)
             return SolveResult("lost", **common)
