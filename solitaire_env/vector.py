@@ -72,6 +72,7 @@ class SolitaireVectorEnv(VectorEnv):
         self.steps = np.zeros(n, dtype=np.int64)
         self.prev_done = np.zeros(n, dtype=bool)
         self.deal_seeds = np.zeros(n, dtype=np.int64)
+        self._row_starts = np.arange(n, dtype=np.int64) * v.n_actions  # sub-env i's mask in masks.reshape(-1)
         self._rngs: list[np.random.Generator] | None = None
         self._ready = False
 
@@ -93,7 +94,8 @@ class SolitaireVectorEnv(VectorEnv):
         for i in range(n):
             self._deal(i, seeds[i])
         self.steps[:] = 0
-        self.prev_done[:] = False
+        self.prev_done = np.zeros(n, dtype=bool)
+        self.codes, self.masks = np.empty_like(self.codes), np.empty_like(self.masks)  # the last step's: the caller's
         core.observe_batch(self.states, self.variant.spec, self.variant.actions, self.masks, self.codes,
                            self.found, self.n_legal)
         self.to_win[:] = np.maximum(self.variant.n_cards - self.found, 1)
@@ -112,34 +114,49 @@ class SolitaireVectorEnv(VectorEnv):
         if acts.min() < 0 or acts.max() >= v.n_actions:
             bad = acts[(acts < 0) | (acts >= v.n_actions)][0]
             raise ValueError(f"action {bad} is outside the action space Discrete({v.n_actions})")
-        acts = acts.astype(np.int64)
-        resetting = self.prev_done.copy()
-        illegal = (self.masks[np.arange(n), acts] == 0) & ~resetting
+        acts = acts.astype(np.int64)  # a copy: the sub-envs that reset get -1 below
+        resetting = self.prev_done
+        any_reset = resetting.any()
+        illegal = self.masks.reshape(-1)[self._row_starts + acts] == 0
+        if any_reset:
+            illegal &= ~resetting
         if self.illegal_action == "raise" and illegal.any():
             i = int(np.flatnonzero(illegal)[0])
             raise ValueError(f"action {acts[i]} of sub-env {i} is not legal here")
-        if resetting.any():
+        if any_reset:
             for i in np.flatnonzero(resetting):
                 self._deal(i, None)
             acts[resetting] = -1  # the reset sub-envs make no move this step
-        # A fresh array each step, every row written by the kernel: the caller owns what we return.
+        # Fresh arrays each step, every row written by the kernel: the caller owns what we return.
         self.codes = np.empty_like(self.codes)
+        self.masks = np.empty_like(self.masks)
         core.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes,
                         self.gained, self.revealed, self.n_legal, self.found)
-        self.to_win[resetting] = np.maximum(v.n_cards - self.found[resetting], 1)
+        if any_reset:
+            self.to_win[resetting] = np.maximum(v.n_cards - self.found[resetting], 1)
         won = self.found == v.n_cards
-        rewards = self.gained / self.to_win + self.reveal_bonus * self.revealed - self.step_penalty
-        rewards -= self.illegal_penalty * illegal
-        rewards += self.win_bonus * (won & ~illegal)
+        # Terms whose coefficient is 0 are left out: adding 0.0 changes no value.
+        rewards = self.gained / self.to_win
+        if self.reveal_bonus:
+            rewards += self.reveal_bonus * self.revealed
+        if self.step_penalty:
+            rewards -= self.step_penalty
+        if self.illegal_penalty and illegal.any():
+            rewards -= self.illegal_penalty * illegal
+        if self.win_bonus and won.any():
+            rewards += self.win_bonus * (won & ~illegal)
         terminated = won | (self.n_legal == 0)
         self.steps += 1
-        self.steps[resetting] = 0
+        if any_reset:
+            self.steps[resetting] = 0
         truncated = self.steps >= self.max_episode_steps
-        rewards[resetting] = 0.0
-        terminated[resetting] = False
-        truncated[resetting] = False
+        if any_reset:
+            rewards[resetting] = 0.0
+            terminated[resetting] = False
+            truncated[resetting] = False
         self.prev_done = terminated | truncated
-        info = self._info(illegal)
+        info = {"action_mask": self.masks, "foundation_cards": self.found.copy(), "is_won": won,
+                "illegal_action": illegal}
         return self._encoder(self.codes, self.masks), rewards, terminated, truncated, info
 
     def render(self) -> tuple | None:
@@ -162,7 +179,7 @@ class SolitaireVectorEnv(VectorEnv):
     def reset_envs(self, indices: np.ndarray) -> Any:
         """Deal new games to the given sub-envs now (same-step autoreset, as the SB3 adapter needs)."""
         v = self.variant
-        self.codes = self.codes.copy()  # the last step's observation belongs to the caller now
+        self.codes, self.masks = self.codes.copy(), self.masks.copy()  # the last step's belong to the caller now
         for i in indices:
             self._deal(int(i), None)
             self.n_legal[i] = core.legal_mask(self.states[i], v.spec, v.actions, self.masks[i])
