@@ -1,0 +1,383 @@
+"""The solver (:mod:`solitaire_env.solver`): hand-built positions with a known answer, every ``won``
+answer replayed through the gym env, ``lost`` never claimed for a deal the heuristic wins, bad input,
+and the safe-move rule.
+
+Every hand-built position holds all the cards of its game (most on the foundations) and is checked with
+:func:`solitaire_env.state.from_json`, so it is a legal position of the game, not just an array.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from agents import make_agent
+from solitaire_env import Game, core
+from solitaire_env.cards import RANKS, SUITS
+from solitaire_env.evaluation import agent_seed
+from solitaire_env.games import get_variant
+from solitaire_env.solver import _is_safe, solve
+from solitaire_env.state import from_json, to_json
+from solitaire_env.variant import DRAW, REDEAL, TABLEAU_TO_TABLEAU
+
+ENV_OF = {"rank_and_file": "RankAndFile-v0", "number_ten": "NumberTen-v0", "rainbow": "Rainbow-v0"}
+REPLAY_STEPS = 100_000  # the registered time limit is not what is under test here
+
+
+# --- building positions -----------------------------------------------------------------------------
+
+
+def _suit_pile(suit: str, n: int, base: int = 0) -> list[str]:
+    return [RANKS[(base + k) % 13] + suit for k in range(n)]
+
+
+def rank_and_file(levels: dict[str, tuple[int, int]], tableau: list[list[str]], stock=(), waste=()) -> dict:
+    """A Rank and File position: ``levels[suit]`` are the heights of that suit's two foundations."""
+    assert len(tableau) == 10
+    foundations = [_suit_pile(s, n) for s in SUITS for n in levels[s]]
+    state = {"format": 1, "variant": "rank_and_file", "tableau": tableau, "foundations": foundations,
+             "stock": list(stock), "waste": list(waste), "reserve": [], "redeals_left": 0, "base_rank": None}
+    return checked(state)
+
+
+def checked(state: dict) -> dict:
+    """``state`` after checking it is a complete, valid position that survives a JSON round trip."""
+    v, s = from_json(state)  # every card of the game exactly as often as the decks hold it, valid builds
+    assert to_json(v, s) == state
+    return state
+
+
+def solve_state(state: dict, **limits):
+    v, s = from_json(state)
+    limits.setdefault("time_limit", 20)
+    return solve(v.name, state_array=s, **limits)
+
+
+def replay_to_win(env_id: str, moves: list[int], *, seed: int | None = None, state: dict | None = None) -> None:
+    """Play ``moves`` through the gym env; every one must be legal and the last must win the game."""
+    env = gym.make(env_id, max_episode_steps=REPLAY_STEPS)
+    try:
+        if state is not None:
+            _, info = env.reset(options={"state": state})
+        else:
+            _, info = env.reset(seed=seed)
+        n_cards = env.unwrapped.variant.n_cards
+        assert moves, "a win needs at least one move from a position that is not won"
+        for i, a in enumerate(moves):
+            assert info["action_mask"][a], f"move {i} (action {a}) is not legal here"
+            _, _, terminated, truncated, info = env.step(a)
+            assert not info["illegal_action"]
+            assert not truncated
+            last = i == len(moves) - 1
+            assert terminated == last, f"the episode ended at move {i} of {len(moves)}" if terminated else (
+                "the solution's last move does not end the game")
+        assert info["is_won"]
+        assert info["foundation_cards"] == n_cards
+        assert env.unwrapped.game.is_won()
+    finally:
+        env.close()
+
+
+def reachable_win(state: dict, allow=lambda game, a: True, max_positions: int = 200_000) -> bool:
+    """Independent brute force: is a won position reachable using only the moves ``allow`` accepts?
+
+    Plain breadth-first search over the engine's legal moves: no safe moves, no move ordering, no
+    canonical keys. Only for small hand-built positions.
+    """
+    start = Game.from_state(state)
+    seen = {start.state.tobytes()}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for game in frontier:
+            if game.is_won():
+                return True
+            for a in game.legal_actions():
+                a = int(a)
+                if not allow(game, a):
+                    continue
+                child = game.copy()
+                child.play(a)
+                key = child.state.tobytes()
+                if key not in seen:
+                    seen.add(key)
+                    nxt.append(child)
+        assert len(seen) <= max_positions, "position too big for the brute-force check"
+        frontier = nxt
+    return False
+
+
+def split_count(game: Game, a: int) -> int | None:
+    """If action ``a`` moves the top part (2 or more cards, not all) of a packed run onto another pile
+    in ``game``: how many cards it moves; otherwise ``None``."""
+    v = game.variant
+    if v.actions[a, 0] != TABLEAU_TO_TABLEAU:
+        return None
+    count = int(core.resolve(game.state, v.spec, v.actions, a)[1])
+    run = int(core.run_length(game.state, v.spec, int(v.actions[a, 1])))
+    return count if 2 <= count < run else None
+
+
+# --- hand-built positions --------------------------------------------------------------------------
+
+FULL = (13, 13)
+EMPTY_TABLEAU: list[list[str]] = [[] for _ in range(10)]
+
+
+def one_move_from_win() -> dict:
+    """Everything on the foundations but the King of spades, alone on pile 3."""
+    tableau = [list(p) for p in EMPTY_TABLEAU]
+    tableau[3] = ["Ks"]
+    return rank_and_file({"c": FULL, "d": FULL, "h": FULL, "s": (13, 12)}, tableau)
+
+
+def test_rank_and_file_one_move_from_a_win_is_won_in_that_move():
+    state = one_move_from_win()
+    game = Game.from_state(state)
+    assert len(game.legal_actions()) == 1
+    result = solve_state(state)
+    assert result.result == "won"
+    assert result.moves == [int(game.legal_actions()[0])]
+    replay_to_win("RankAndFile-v0", result.moves, state=state)
+
+
+def test_rank_and_file_last_card_in_the_waste_is_won():
+    state = rank_and_file({"c": FULL, "d": (12, 13), "h": FULL, "s": FULL}, EMPTY_TABLEAU, waste=["Kd"])
+    result = solve_state(state)
+    assert result.result == "won" and len(result.moves) == 1
+    replay_to_win("RankAndFile-v0", result.moves, state=state)
+
+
+def dead_end() -> dict:
+    """Legal moves, none of them useful: a locked table and one card to shuffle around.
+
+    Clubs and spades are on the foundations to the 9 (both decks), hearts to the 9 on one foundation
+    and complete on the other, diamonds complete. The four Tens lie face down under Kings and Queens,
+    and no pile can ever be emptied: black cards never build on each other, Kings move only to an empty
+    pile, and the only red cards that could come up (Th, Qh, Kh) are under the locked piles. The stock
+    holds one Jh: it can be drawn and shuttled between the two Qs piles, and nothing else.
+    """
+    tableau = [
+        ["#Tc", "Kc"], ["#Tc", "Kc"], ["#Ts", "Ks"], ["#Ts", "Ks"], ["#Qc", "Jc"],
+        ["#Qc", "Jc"], ["#Kh", "Js"], ["#Qh", "Js"], ["#Th", "Qs"], ["Qs"],
+    ]
+    return rank_and_file({"c": (9, 9), "d": FULL, "h": (9, 13), "s": (9, 9)}, tableau, stock=["Jh"])
+
+
+def test_dead_end_with_legal_moves_is_lost():
+    state = dead_end()
+    game = Game.from_state(state)
+    assert len(game.legal_actions()) > 0  # there are moves (the draw), ...
+    assert not reachable_win(state)  # ... but none leads to a win (independent brute force)
+    result = solve_state(state)
+    assert result.result == "lost", result
+    assert result.moves is None
+
+
+def test_position_without_a_legal_move_is_lost():
+    state = dead_end()
+    state["stock"], state["tableau"][9] = [], ["#Jh", "Qs"]  # the Jh under the last Qs: nothing moves
+    checked(state)
+    game = Game.from_state(state)
+    assert len(game.legal_actions()) == 0 and game.is_lost()
+    result = solve_state(state)
+    assert result.result == "lost", result
+
+
+def split_position() -> dict:
+    """A Rank and File position that only a run split wins.
+
+    Pile 0 is ``#Tc Ks Qh Jc``: a packed run of three on a face-down Ten of clubs. Foundations: clubs
+    to the J and to the 9, diamonds to the 9 twice, hearts to the J and to the 9, spades complete and to
+    the Q. Every other pile is locked: a King (Kc Kc Kh Kh Kd Kd) or a Jack (Jh Jd Jd) on top, whose
+    foundation card is face down (Qc Qc, Th Qh, Td Td, Qd Qd) or off the foundations, no Queen face up
+    for a Jack, no empty pile, no stock.
+
+    Before the split the only legal moves are Qh-Jc (2 of the 3 cards) onto a Kc. After it the Ks goes
+    up, the Tc turns up and goes up, pile 0 is empty, and everything unwinds: Jc, Qh, Kh (Td under it),
+    the other Kh into the empty pile (Td), the Jacks and Queens of diamonds, hearts, clubs.
+    """
+    tableau = [
+        ["#Tc", "Ks", "Qh", "Jc"],
+        ["#Qc", "Kc"], ["#Qc", "Kc"], ["#Td", "Kh"], ["#Td", "Kh"], ["#Qd", "Kd"],
+        ["#Qd", "Kd"], ["#Th", "Jh"], ["#Qh", "Jd"], ["Jd"],
+    ]
+    return rank_and_file({"c": (11, 9), "d": (9, 9), "h": (11, 9), "s": (13, 12)}, tableau)
+
+
+def test_position_won_only_by_a_run_split():
+    state = split_position()
+    game = Game.from_state(state)
+    assert game.action_mask().any()
+    # Every legal move at the start is a split, and no win exists without splitting (brute force).
+    assert all(split_count(game, int(a)) for a in game.legal_actions())
+    assert not reachable_win(state, allow=lambda g, a: split_count(g, a) is None)
+
+    result = solve_state(state)
+    assert result.result == "won", result
+    splits = []
+    for a in result.moves:  # the counts the solution's tableau moves have where they are played
+        count = split_count(game, a)
+        if count is not None:
+            splits.append((count, int(core.run_length(game.state, game.variant.spec, int(game.variant.actions[a, 1])))))
+        game.play(a)
+    assert game.is_won()
+    assert splits and all(2 <= count < run for count, run in splits)
+    assert (2, 3) in splits
+    replay_to_win("RankAndFile-v0", result.moves, state=state)
+
+
+def test_split_position_without_the_split_is_lost():
+    # Swap the run's Jc with pile 7's Jh: Qh-Jh is no packed run, so the split is gone (and with it
+    # every legal move); the cards and foundations are those of the won position.
+    state = split_position()
+    state["tableau"][0][-1], state["tableau"][7][-1] = "Jh", "Jc"
+    checked(state)
+    assert not reachable_win(state)
+    result = solve_state(state)
+    assert result.result == "lost", result
+
+
+def rainbow_redeal(redeals: int) -> dict:
+    """Rainbow, base rank Ace: hearts and diamonds complete, clubs to the 8, spades to the J. Piles Kc,
+    Qc, Jc, Tc; waste 9c Qs Ks (Ks on top); stock and reserve empty.
+
+    Nothing plays from the waste's top (Ks needs Qs; no red Ace to wrap onto) and no pile moves (all
+    black), so the only move is the redeal; after it the stock deals 9c first: 9c, then the four
+    piles Tc-Kc (the emptied piles stay empty: the reserve is empty), then Qs and Ks.
+    """
+    state = {
+        "format": 1, "variant": "rainbow",
+        "tableau": [["Kc"], ["Qc"], ["Jc"], ["Tc"]],
+        "foundations": [_suit_pile("h", 13), _suit_pile("d", 13), _suit_pile("c", 8), _suit_pile("s", 11)],
+        "stock": [], "waste": ["9c", "Qs", "Ks"], "reserve": [], "redeals_left": redeals, "base_rank": "A",
+    }
+    return checked(state)
+
+
+def test_rainbow_win_that_needs_the_redeal():
+    state = rainbow_redeal(1)
+    v = get_variant("rainbow")
+    game = Game.from_state(state)
+    assert [int(v.actions[a, 0]) for a in game.legal_actions()] == [REDEAL]
+    result = solve_state(state)
+    assert result.result == "won", result
+    kinds = [int(v.actions[a, 0]) for a in result.moves]
+    assert kinds[0] == REDEAL and kinds.count(REDEAL) == 1 and kinds.count(DRAW) == 3
+    replay_to_win("Rainbow-v0", result.moves, state=state)
+
+
+def test_rainbow_same_position_without_redeals_is_lost():
+    state = rainbow_redeal(0)
+    assert Game.from_state(state).is_lost()
+    assert solve_state(state).result == "lost"
+
+
+# --- sample deals ----------------------------------------------------------------------------------
+
+
+def heuristic_wins(env_id: str, seed: int) -> bool:
+    """Play the heuristic agent on deal ``seed`` as :func:`solitaire_env.evaluation.evaluate` does."""
+    env = gym.make(env_id)
+    try:
+        agent = make_agent("heuristic", env_id)
+        obs, info = env.reset(seed=seed)
+        agent.reset(seed=agent_seed(seed))
+        terminated = truncated = False
+        while not (terminated or truncated) and info["action_mask"].any():
+            obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+        return bool(info["is_won"])
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("game, seeds, seconds", [("rainbow", range(10), 3.0), ("rank_and_file", range(6), 1.5)])
+def test_sample_deals_wins_replay_and_heuristic_wins_are_never_lost(game, seeds, seconds):
+    env_id = ENV_OF[game]
+    answers = {}
+    for seed in seeds:
+        result = solve(game, seed=seed, time_limit=seconds)
+        answers[seed] = result.result
+        assert result.result in ("won", "lost", "unknown")
+        if result.result == "won":
+            replay_to_win(env_id, result.moves, seed=seed)
+        else:
+            assert result.moves is None
+        if heuristic_wins(env_id, seed):
+            assert result.result != "lost", f"{game} deal {seed}: the heuristic agent wins it, the solver says lost"
+    assert "won" in answers.values(), answers  # the replay check ran at least once
+
+
+def test_solution_from_a_mid_game_position_replays():
+    # A position other than a fresh deal: deal 0 after a few moves.
+    game = Game("rank_and_file", seed=0)
+    for _ in range(5):
+        game.play(int(game.legal_actions()[0]))
+    state = game.get_state()
+    result = solve_state(state, time_limit=5)
+    assert result.result in ("won", "unknown")
+    if result.result == "won":
+        replay_to_win("RankAndFile-v0", result.moves, state=state)
+
+
+# --- bad input -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(game="klondike", seed=0), "unknown variant 'klondike'"),
+    (dict(game="rainbow", seed=-1), "seed must be a non-negative integer"),
+    (dict(game="rainbow", seed=1.5), "seed must be a non-negative integer"),
+    (dict(game="rainbow", seed="3"), "seed must be a non-negative integer"),
+    (dict(game="rainbow", seed=True), "seed must be a non-negative integer"),
+    (dict(game="rainbow", seed=0, time_limit=0), "time limit must be positive"),
+    (dict(game="rainbow", seed=0, time_limit=-1.0), "time limit must be positive"),
+    (dict(game="rainbow", seed=0, time_limit=float("nan")), "time limit must be positive"),
+    (dict(game="rainbow", seed=0, max_nodes=0), "max_nodes must be positive"),
+    (dict(game="rainbow", seed=0, max_nodes=-10), "max_nodes must be positive"),
+    (dict(game="rainbow"), "exactly one of seed and state_array"),
+    (dict(game="rainbow", seed=0, state_array=np.zeros(3, dtype=np.int8)), "exactly one of seed and state_array"),
+    (dict(game="rainbow", state_array=np.zeros(3, dtype=np.int8)), "state_array must have shape"),
+])
+def test_bad_input_raises_value_error_naming_the_problem(kwargs, message):
+    game = kwargs.pop("game")
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        solve(game, **kwargs)
+
+
+def test_node_limit_gives_unknown_not_lost():
+    result = solve("rank_and_file", seed=2, time_limit=None, max_nodes=1000)
+    assert result.result == "unknown" and result.reason == "nodes"
+    assert result.moves is None
+
+
+# --- safe moves ------------------------------------------------------------------------------------
+
+
+def _safe(levels: dict[str, tuple[int, int]], card: str) -> bool:
+    """``_is_safe`` for ``card``, alone on pile 0, with the other cards off the foundations in the stock."""
+    v = get_variant("rank_and_file")
+    on_foundations = {(s, RANKS[k]): sum(k < n for n in levels[s]) for s in SUITS for k in range(13)}
+    off = [r + s for (s, r), n in on_foundations.items() for _ in range(2 - n)]
+    off.remove(card)
+    tableau = [[card]] + [[] for _ in range(9)]
+    state = rank_and_file(levels, tableau, stock=off)
+    _, arr = from_json(state)
+    code = SUITS.index(card[1]) * 13 + RANKS.index(card[0])
+    return bool(_is_safe(arr, v.spec, code))
+
+
+def test_safe_only_when_every_card_that_could_go_on_it_is_on_the_foundations():
+    # 5h can go up (hearts at 4). Cards that build on it: the four black 4s (two decks).
+    assert _safe({"c": (13, 4), "d": FULL, "h": (13, 4), "s": (13, 4)}, "5h")
+    assert _safe({"c": (13, 13), "d": FULL, "h": (4, 13), "s": (5, 4)}, "5h")
+    # One 4s still off (its second foundation at the 3): a card could still be built on the 5h.
+    assert not _safe({"c": (13, 4), "d": FULL, "h": (13, 4), "s": (13, 3)}, "5h")
+    assert not _safe({"c": (13, 3), "d": FULL, "h": (13, 4), "s": (13, 4)}, "5h")
+    # One copy of each black 4 up is not enough: both decks count.
+    assert not _safe({"c": (13, 0), "d": FULL, "h": (13, 4), "s": (13, 0)}, "5h")
+    # Red cards of the rank below do not matter.
+    assert _safe({"c": (13, 4), "d": (13, 3), "h": (13, 4), "s": (13, 4)}, "5h")
+    # Aces are always safe; a card that cannot go up is never safe.
+    assert _safe({"c": FULL, "d": (13, 0), "h": FULL, "s": FULL}, "Ad")
+    assert not _safe({"c": (13, 13), "d": FULL, "h": (13, 3), "s": (13, 13)}, "5h")
