@@ -527,21 +527,30 @@ def observe(s, sp, obs) -> None:
 @_jit
 def _step_one(s, sp, actions, a, mask, obs):
     """One env step (no move when ``a < 0``): (foundation cards gained, cards revealed, legal moves after)."""
+    gained, revealed, n_legal, _ = _step_one_work(s, sp, actions, a, mask, obs,
+                                                  np.empty(4 * sp[SP_PILES], dtype=np.int64))
+    return gained, revealed, n_legal
+
+
+@_jit
+def _step_one_work(s, sp, actions, a, mask, obs, work):
+    """:func:`_step_one` with :func:`_legal_mask`'s scratch array; also returns the foundation cards after."""
     found0 = foundation_cards(s, sp)
     hidden0 = hidden_cards(s, sp)
     if a >= 0:
         apply_action(s, sp, actions, a)
-    n_legal = legal_mask(s, sp, actions, mask)
+    n_legal = _legal_mask(s, sp, mask, work)
     observe(s, sp, obs)
-    return foundation_cards(s, sp) - found0, hidden0 - hidden_cards(s, sp), n_legal
+    found = foundation_cards(s, sp)
+    return found - found0, hidden0 - hidden_cards(s, sp), n_legal, found
 
 
 def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
     """Advance game ``i`` by action ``acts[i]`` (none if negative; illegal ones change nothing)."""
+    work = np.empty(4 * sp[SP_PILES], dtype=np.int64)
     for i in range(states.shape[0]):
-        g, r, n = _step_one(states[i], sp, actions, acts[i], masks[i], obs[i])
-        gained[i], revealed[i], n_legal[i] = g, r, n
-        found[i] = foundation_cards(states[i], sp)
+        gained[i], revealed[i], n_legal[i], found[i] = _step_one_work(states[i], sp, actions, acts[i], masks[i],
+                                                                      obs[i], work)
 
 
 def _observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
