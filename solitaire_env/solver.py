@@ -271,7 +271,7 @@ def _move_score(s, sp, actions, a: int) -> int:
 
 
 @_jit
-def _order_moves(s, sp, actions, mask, out, min_score, regs) -> int:
+def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter) -> int:
     """Write the legal actions scoring at least ``min_score`` into ``out``, best first; return how many.
 
     Sets ``regs[R_PRUNED]`` when a legal move was left out: the search is then no proof of a loss.
@@ -284,6 +284,8 @@ def _order_moves(s, sp, actions, mask, out, min_score, regs) -> int:
             sc = _move_score(s, sp, actions, a)
             if sc < min_score:
                 continue
+            if jitter > 0:
+                sc += np.random.randint(0, jitter)
             j = k
             while j > 0 and scores[j - 1] < sc:  # insertion sort, stable
                 scores[j] = scores[j - 1]
@@ -299,12 +301,14 @@ def _order_moves(s, sp, actions, mask, out, min_score, regs) -> int:
 
 @_jit
 def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move, regs, budget, scratch, mask,
-            min_score) -> None:
+            min_score, jitter, seed) -> None:
     """Run the depth-first search for at most ``budget`` nodes, resuming from ``regs``."""
     n_cards = sp[SP_NCARDS]
     max_depth = states.shape[0]
     if regs[R_STARTED] == 0:
         regs[R_STARTED] = 1
+        if jitter > 0:
+            np.random.seed(seed)
         states[0, :] = s0
         _play_safe_moves(states[0], sp, actions, scratch, 0)
         regs[R_BEST] = core.foundation_cards(states[0], sp)
@@ -313,7 +317,7 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
             return
         _table_insert(table, state_key(states[0], sp))
         regs[R_STORED] = 1
-        n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score, regs)
+        n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score, regs, jitter)
         next_move[0] = 0
         regs[R_DEPTH] = 0
     done = 0
@@ -349,7 +353,7 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
         if regs[R_STORED] >= max_load:
             regs[R_STATUS] = MEMORY
             return
-        n_moves[d + 1] = _order_moves(child, sp, actions, mask, moves[d + 1], min_score, regs)
+        n_moves[d + 1] = _order_moves(child, sp, actions, mask, moves[d + 1], min_score, regs, jitter)
         next_move[d + 1] = 0
         regs[R_DEPTH] = d + 1
 
@@ -404,6 +408,8 @@ class Solver:
     memory_mb: int = 256
     max_depth: int = 4096
     min_score: int = 0  # search only moves scoring at least this (0: every move)
+    jitter: int = 0  # add a random 0..jitter-1 to every move's score (restarts)
+    seed: int = 0  # seeds the jitter
     _arrays: dict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -428,6 +434,11 @@ class Solver:
         return int(self._arrays["regs"][R_NODES])
 
     @property
+    def pruned(self) -> bool:
+        """Whether the search has left a legal move out (it then proves nothing by ending)."""
+        return bool(self._arrays["regs"][R_PRUNED])
+
+    @property
     def best_foundation(self) -> int:
         return int(self._arrays["regs"][R_BEST])
 
@@ -441,7 +452,8 @@ class Solver:
         """Search at most ``budget`` more nodes; return the status code."""
         a = self._arrays
         _search(self.start, self.variant.spec, self.variant.actions, a["table"], self.max_load, a["states"],
-                a["moves"], a["n_moves"], a["next_move"], a["regs"], budget, a["scratch"], a["mask"], self.min_score)
+                a["moves"], a["n_moves"], a["next_move"], a["regs"], budget, a["scratch"], a["mask"],
+                self.min_score, self.jitter, self.seed)
         return int(a["regs"][R_STATUS])
 
     def first_move(self) -> int:
@@ -460,8 +472,34 @@ class Solver:
 
 
 # The first phase searches only the promising moves (score at least this): it finds most wins
-# fast, but proves nothing. The second phase searches every move.
+# fast, but proves nothing unless it happened to leave no move out.
 PROMISING = 300
+# It restarts: the first search follows the move order, later ones shuffle it a little (a random
+# 0..JITTER-1 added to each score), each for RESTART_NODES times the next term of Luby's sequence
+# (1 1 2 1 1 2 4 ...), so one unlucky early choice cannot swallow the whole phase.
+JITTER = 250
+RESTART_NODES = 20_000
+
+
+def _luby(i: int) -> int:
+    """Term ``i`` (from 1) of Luby's restart sequence."""
+    k = 1
+    while (1 << k) - 1 < i:
+        k += 1
+    if i == (1 << k) - 1:
+        return 1 << (k - 1)
+    return _luby(i - (1 << (k - 1)) + 1)
+
+
+def _drive(solver: Solver, stop, slice_nodes: int) -> tuple[int, str]:
+    """Run ``solver`` in slices until it ends or ``stop(solver)`` names a reason to stop."""
+    while True:
+        status = solver.run(slice_nodes)
+        if status != RUNNING:
+            return status, "memory" if status == MEMORY else ""
+        reason = stop(solver)
+        if reason:
+            return RUNNING, reason
 
 
 def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray | None = None,
@@ -469,10 +507,10 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
           max_depth: int = 4096, slice_nodes: int = 50_000, first_phase: float = 0.5) -> SolveResult:
     """Solve deal ``seed`` of ``game`` (or the position ``state_array``) with every card known.
 
-    The search runs in two phases: only promising moves (:data:`PROMISING`) for the first
-    ``first_phase`` share of the time and node limits, then every move for the rest (a fresh table),
-    which alone can prove a deal ``lost``. Raises ``ValueError`` for an unknown game, a bad seed, or a
-    limit that is not positive.
+    Two phases: for the first ``first_phase`` share of the time and node limits, restarted searches
+    over the promising moves only (:data:`PROMISING`, :data:`JITTER`); then one search over every
+    move for the rest (a fresh table), which can prove a deal ``lost``. Raises ``ValueError`` for an
+    unknown game, a bad seed, or a limit that is not positive.
     """
     variant = get_variant(game)
     if (seed is None) == (state_array is None):
@@ -490,40 +528,70 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
         if start.shape != (variant.state_size,):
             raise ValueError(f"state_array must have shape ({variant.state_size},), got {start.shape}")
     t0 = time.perf_counter()
-    nodes = 0
-    best = 0
-    for min_score, share in ((PROMISING, first_phase), (0, 1.0)):
-        if share == 0:
-            continue
-        phase_time = None if time_limit is None else time_limit * share
-        phase_nodes = None if max_nodes is None else max(1, int(max_nodes * share))
-        solver = Solver(variant, start.copy(), memory_mb=memory_mb, max_depth=max_depth, min_score=min_score)
-        reason = ""
-        while True:
-            budget = slice_nodes if phase_nodes is None else min(slice_nodes, phase_nodes - nodes - solver.nodes)
-            status = solver.run(budget)
-            if status != RUNNING:
-                break
-            if phase_nodes is not None and nodes + solver.nodes >= phase_nodes:
-                reason = "nodes"
-                break
-            if phase_time is not None and time.perf_counter() - t0 >= phase_time:
-                reason = "time"
-                break
+    nodes, best = 0, 0
+
+    def result(kind: str, solver: Solver, **extra) -> SolveResult:
+        return SolveResult(kind, nodes=nodes, seconds=time.perf_counter() - t0, best_foundation=best,
+                           stored=int(solver._arrays["regs"][R_STORED]), **extra)
+
+    def proof(solver: Solver) -> SolveResult:
+        return result("unknown", solver, reason="depth") if solver._arrays["regs"][R_DEPTH_HIT] else \
+            result("lost", solver)
+
+    def over(node_cap: int | None, deadline: float | None):
+        def stop(solver: Solver) -> str:
+            if node_cap is not None and nodes + solver.nodes >= node_cap:
+                return "nodes"
+            if deadline is not None and time.perf_counter() >= deadline:
+                return "time"
+            return ""
+        return stop
+
+    phase_nodes = None if max_nodes is None else int(max_nodes * first_phase)
+    phase_end = None if time_limit is None else t0 + time_limit * first_phase
+    end = None if time_limit is None else t0 + time_limit
+    phase_over, all_over = over(phase_nodes, phase_end), over(max_nodes, end)
+
+    # Phase 1: restarts over the promising moves. The first search, as long as it has left no move
+    # out, is a complete search (always so in Rainbow, where every move is promising): it may then
+    # run on to the overall limits and prove a loss.
+    restart = 0
+    while first_phase > 0:
+        cap = RESTART_NODES * _luby(restart + 1)
+        table_mb = memory_mb if restart == 0 else max(1, min(memory_mb, cap * 16 >> 20))
+        solver = Solver(variant, start.copy(), memory_mb=table_mb, max_depth=max_depth, min_score=PROMISING,
+                        jitter=JITTER if restart else 0, seed=restart)
+
+        def stop(solver: Solver, cap: int = cap, first: bool = restart == 0) -> str:
+            if first and not solver.pruned:
+                return all_over(solver)
+            return phase_over(solver) or ("restart" if solver.nodes >= cap else "")
+
+        status, reason = _drive(solver, stop, min(slice_nodes, RESTART_NODES))
         nodes += solver.nodes
-        regs = solver._arrays["regs"]
-        best = max(best, int(regs[R_BEST]))
-        common = dict(nodes=nodes, seconds=time.perf_counter() - t0, best_foundation=best,
-                      stored=int(regs[R_STORED]))
+        best = max(best, solver.best_foundation)
         if status == WON:
-            return SolveResult("won", moves=solver.solution(), **common)
-        if status == EXHAUSTED and (min_score == 0 or not regs[R_PRUNED]):
-            if regs[R_DEPTH_HIT]:
-                return SolveResult("unknown", reason="depth", **common)
-            return SolveResult("lost", **common)
-    if status == MEMORY:
-        reason = "memory"
-    return SolveResult("unknown", reason=reason, **common)
+            return result("won", solver, moves=solver.solution())
+        if status == EXHAUSTED:
+            if not solver.pruned:
+                return proof(solver)
+            if restart == 0:
+                break  # the whole promising space is searched: restarts would search it again
+        if status == MEMORY or reason in ("time", "nodes"):
+            if restart == 0 and not solver.pruned:
+                return result("unknown", solver, reason=reason or "memory")
+            break
+        restart += 1
+    # Phase 2: every move.
+    solver = Solver(variant, start.copy(), memory_mb=memory_mb, max_depth=max_depth)
+    status, reason = _drive(solver, all_over, slice_nodes)
+    nodes += solver.nodes
+    best = max(best, solver.best_foundation)
+    if status == WON:
+        return result("won", solver, moves=solver.solution())
+    if status == EXHAUSTED:
+        return proof(solver)
+    return result("unknown", solver, reason=reason)
 
 
 __all__ = ["SolveResult", "Solver", "solve", "state_key"]
