@@ -261,6 +261,11 @@ def _move_score(s, sp, actions, a: int) -> int:
         return 800 + down  # turns a card up: the pile with most face-down cards first
     if count == n:
         return 750  # empties a pile
+    left = n - count - down  # face-up cards still above the face-down ones (or the pile's bottom)
+    if count == core.run_length(s, sp, src):
+        # The whole top run goes: a step towards a face-down card or an empty pile (in Number Ten,
+        # the dealt face-up cards need not form a run). Fewer cards left to shift: better.
+        return max(310, (420 if kind == TABLEAU_TO_EMPTY else 480) - 10 * left)
     if kind == TABLEAU_TO_EMPTY:
         return 100
     # Rearranging face-up cards: worth it when it frees a card for the foundations.
