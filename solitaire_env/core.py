@@ -309,7 +309,7 @@ def _legal_mask(s, sp, mask, work) -> int:
         while k < n - down and builds_on(s[pile + n - k], s[pile + n - k - 1], wrap):
             k += 1
         top = s[pile + n - 1]
-        tops[p], runs[p], ranks[p], reds[p] = top, k, top % 13, is_red(top)
+        tops[p], runs[p], ranks[p], reds[p] = top, k, np.uint32(top) % _13, is_red(top)
     accepts = _foundation_accepts(s, sp)
 
     if s[sp[O_NSTOCK]] > 0:
@@ -377,10 +377,11 @@ def _legal_mask(s, sp, mask, work) -> int:
                     mask[row + (j if j < i else j - 1)] = 1
                     count += 1
         if first_te >= 0 and empty >= 0:
-            for k in range(1, min(run, MAX_RUN) + 1):
-                if k < n:  # the whole pile into an empty pile only relabels piles
-                    mask[first_te + i * MAX_RUN + k - 1] = 1
-                    count += 1
+            # Not the whole pile: into an empty pile that only relabels piles.
+            most = min(run, MAX_RUN, n - 1)
+            for k in range(1, most + 1):
+                mask[first_te + i * MAX_RUN + k - 1] = 1
+            count += most
     return count
 
 
