@@ -1,4 +1,4 @@
-"""The ``solitaire-env`` command: ``evaluate``, ``train``, ``plot``, ``play``, ``replay`` and ``solve``.
+"""The ``solitaire-env`` command: ``evaluate``, ``train``, ``plot``, ``play``, ``replay``, ``solve`` and ``solvitaire``.
 
 ``solitaire-env evaluate --env ID --agent NAME|CHECKPOINT [--agent ...] --episodes N --seed S
 [--csv FILE] [--json FILE] [--no-progress]`` plays each agent over the same deals (see
@@ -105,6 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--json", metavar="FILE", help="write the summary to FILE")
     so.add_argument("--no-progress", action="store_true", help="no progress bar")
     so.set_defaults(run=_solve, command_parser=so)
+
+    sv = commands.add_parser(
+        "solvitaire", help="export Rank and File deals as input files for the Solvitaire solver",
+        description="Write deals A .. B-1 of Rank and File as Solvitaire deal files (its rank-and-file "
+                    "preset), to cross-check the solver's figures with an independent solver.")
+    sv.add_argument("--seeds", required=True, metavar="A:B", help="deals A to B-1, e.g. 0:20")
+    sv.add_argument("--out", required=True, metavar="DIR", help="directory for rank_and_file-SEED.json")
+    sv.set_defaults(run=_solvitaire, command_parser=sv)
 
     rp = commands.add_parser("replay", help="replay a recorded episode as GIF, HTML or in the terminal",
                              description="Replay a recording (docs/recordings.md) to a GIF, a self-contained "
@@ -226,6 +234,22 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=2)
         print(f"wrote {args.json}")
+    return 0
+
+
+def _solvitaire(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from solitaire_env.solvitaire import export_deals
+    from solitaire_env.winnability import parse_seeds
+
+    try:
+        seeds = parse_seeds(args.seeds)
+        paths = export_deals(seeds, args.out)
+    except ValueError as e:
+        parser.error(str(e))
+    except OSError as e:
+        parser.error(f"cannot write to {args.out}: {e.strerror or e}")
+    print(f"wrote {len(paths)} deals to {args.out}; solve one with: "
+          f"solvitaire --type rank-and-file --timeout 30000 {paths[0]}")
     return 0
 
 

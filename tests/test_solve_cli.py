@@ -1,0 +1,92 @@
+"""``solitaire-env solve`` and ``solitaire-env solvitaire``: results, summary, files and bad input."""
+
+import csv
+import json
+
+import pytest
+
+from solitaire_env import state
+from solitaire_env.cli import main
+from solitaire_env.games import RANK_AND_FILE
+from solitaire_env.solvitaire import card_name, to_solvitaire
+from solitaire_env.winnability import parse_seeds, solve_deals, summarize
+
+
+def test_solve_command_writes_rows_and_summary(tmp_path, capsys):
+    out_csv, out_json = tmp_path / "r.csv", tmp_path / "r.json"
+    assert main(["solve", "rainbow", "--seeds", "0:6", "--time-limit", "3", "--jobs", "2", "--no-progress",
+                 "--csv", str(out_csv), "--json", str(out_json)]) == 0
+    text = capsys.readouterr().out
+    assert "winnable:" in text and "95% CI" in text
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [int(r["seed"]) for r in rows] == list(range(6))
+    assert {r["result"] for r in rows} <= {"won", "lost", "unknown"}
+    summary = json.loads(out_json.read_text())
+    assert summary["deals"] == 6
+    assert summary["won"] + summary["lost"] + summary["unknown"] == 6
+    assert summary["won"] == sum(r["result"] == "won" for r in rows)
+    for r in rows:
+        assert (int(r["solution_length"]) > 0) == (r["result"] == "won")
+
+
+def test_parallel_and_serial_runs_agree_under_a_node_limit():
+    serial = solve_deals("rainbow", range(4), time_limit=None, max_nodes=20_000, jobs=1)
+    parallel = solve_deals("rainbow", range(4), time_limit=None, max_nodes=20_000, jobs=2)
+    key = [(r.seed, r.result, r.nodes, r.solution_length) for r in serial]
+    assert key == [(r.seed, r.result, r.nodes, r.solution_length) for r in parallel]
+
+
+def test_summary_counts_unknown_both_ways():
+    results = solve_deals("rank_and_file", range(3), time_limit=None, max_nodes=300)
+    s = summarize("rank_and_file", results, None)
+    assert s["won"] + s["lost"] + s["unknown"] == 3
+    assert s["winnable"] <= s["winnable_if_unknown_won"]
+    assert s["winnable_ci95"][0] <= s["winnable"] <= s["winnable_ci95"][1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["solve", "klondike", "--seeds", "0:3"], "unknown variant"),
+    (["solve", "rainbow", "--seeds", "5:2"], "bad seed range"),
+    (["solve", "rainbow", "--seeds", "a:b"], "bad seed range"),
+    (["solve", "rainbow", "--seeds=-3:2"], "bad seed range"),
+    (["solve", "rainbow", "--seeds", "0:2", "--time-limit", "0"], "--time-limit must be positive"),
+    (["solve", "rainbow", "--seeds", "0:2", "--jobs", "0"], "must be positive"),
+    (["solvitaire", "--seeds", "2:2", "--out", "x"], "bad seed range"),
+])
+def test_bad_input_is_a_clear_error(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_parse_seeds():
+    assert parse_seeds("3:7") == range(3, 7)
+    assert parse_seeds("4") == range(4, 5)
+
+
+def test_solvitaire_export_is_the_deal(tmp_path, capsys):
+    assert main(["solvitaire", "--seeds", "0:3", "--out", str(tmp_path)]) == 0
+    assert "rank-and-file" in capsys.readouterr().out
+    for seed in range(3):
+        deal = json.loads((tmp_path / f"rank_and_file-{seed}.json").read_text())
+        ours = state.to_json(RANK_AND_FILE, state.deal(RANK_AND_FILE, seed))
+        assert set(deal) == {"tableau piles", "stock"}
+        # Same cards in the same places: piles bottom first, the stock's last card dealt first.
+        for pile, exported in zip(ours["tableau"], deal["tableau piles"], strict=True):
+            assert [c.lstrip("#").replace("T", "10").upper() for c in pile] == exported
+        assert [c.replace("T", "10").upper() for c in ours["stock"]] == deal["stock"]
+        names = [c for p in deal["tableau piles"] for c in p] + deal["stock"]
+        assert len(names) == 104 and all(names.count(c) == 2 for c in set(names))
+
+
+def test_solvitaire_card_names_and_refusals():
+    assert [card_name(c) for c in (0, 9, 13 + 10, 39 + 12)] == ["AC", "10C", "JD", "KS"]
+    s = state.deal(RANK_AND_FILE, 0)
+    from solitaire_env import core
+
+    core.apply_action(s, RANK_AND_FILE.spec, RANK_AND_FILE.actions, 0)  # draw: the waste is no longer empty
+    with pytest.raises(ValueError, match="fresh deal"):
+        to_solvitaire(s)
+    with pytest.raises(ValueError, match="Rank and File state"):
+        to_solvitaire(state.deal("rainbow", 0))
