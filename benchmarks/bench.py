@@ -32,6 +32,8 @@ Sections (each figure is the median of several repetitions; the JSON keeps every
    tracemalloc; and, in the full run, RSS growth in a fresh process creating N=4096).
 6. ``first_use``: a fresh ``python`` timing ``import solitaire_env; gym.make; reset; step`` with an
    empty numba cache directory (cold) and again with the filled one (warm). Full run only.
+7. ``solver``: positions per second of :mod:`solitaire_env.solver` with a fixed node budget (1M, quick
+   20k) on deals it cannot settle within it, Rank and File and Rainbow: a fixed, repeatable workload.
 
 Other processes skew everything (the two vCPUs of a small VM most of all): the report states how many
 cores other processes kept busy during each section, from ``/proc/stat``, and warns when it was not
@@ -741,6 +743,25 @@ def bench_first_use(reps: int) -> dict:
 # --- report ----------------------------------------------------------------------------------------
 
 
+# --- 7. the solver ----------------------------------------------------------------------------------
+
+
+def bench_solver(reps: int, nodes: int) -> dict:
+    """Positions searched per second, on deals the solver cannot settle within ``nodes`` (a fixed workload)."""
+    from solitaire_env.solver import solve
+
+    out: dict[str, Any] = {"nodes_per_solve": nodes}
+    for game, seeds in (("rank_and_file", (7, 27)), ("rainbow", (5, 13))):
+        solve(game, seed=seeds[0], time_limit=None, max_nodes=1000)  # compile or load from cache
+        rates = []
+        for rep in range(reps):
+            seed = seeds[rep % len(seeds)]
+            r = solve(game, seed=seed, time_limit=None, max_nodes=nodes)
+            rates.append(r.nodes / r.seconds)
+        out[game] = {"nodes_per_s": summary(rates), "seeds": list(seeds)}
+    return out
+
+
 def _fmt(x: float) -> str:
     if x >= 100:
         return f"{x:,.0f}"
@@ -872,6 +893,13 @@ def table(results: dict) -> str:
         add("  warm numba cache (process wall)", med(fu["warm"]["process_wall_s"]), "s")
     else:
         rows.append((f"6. first use: skipped ({fu.get('skipped', '')})", "", ""))
+    so = results.get("solver")
+    if so:
+        rows.append((f"7. solver, {so['nodes_per_solve']:,} positions per solve (deals it cannot settle){busy(so)}",
+                     "", ""))
+        for game in ("rank_and_file", "rainbow"):
+            add(f"  {game} (deals {', '.join(map(str, so[game]['seeds']))})", med(so[game]["nodes_per_s"]),
+                "positions/s")
     t = results["targets"]
     if t:
         rows.append(("targets (measured, not asserted)", "", ""))
@@ -937,6 +965,7 @@ def main(argv: list[str] | None = None) -> int:
             k: v["env_steps_per_s"]["median"] / base for k, v in results["vector_env"]["by_num_envs"].items()
         }
     results["memory"] = section(bench_memory, max(ns), not args.quick)
+    results["solver"] = section(bench_solver, reps, 20_000 if args.quick else 1_000_000)
     results["first_use"] = {"skipped": "quick mode"} if args.quick else bench_first_use(3)
     results["targets"] = targets(results)
     results["machine"]["load_average_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
