@@ -30,3 +30,10 @@ def test_train_then_evaluate_examples(tmp_path):
     assert "deal 7:" in _run("train_maskable_ppo.py", cwd=tmp_path)
     out = _run("evaluate.py", "rainbow_ppo.zip", cwd=tmp_path)
     assert "rainbow_ppo.zip" in out and (tmp_path / "rainbow_episodes.csv").is_file()
+
+
+def test_ceiling_table(tmp_path):
+    out = _run("ceiling.py", "--env", "Rainbow-v0", "--episodes", "6", "--agent", "heuristic", "--agent",
+               "search:2x200", "--solve-nodes", "30000", "--jobs", "1", cwd=tmp_path)
+    assert "| heuristic |" in out and "| search:2x200 |" in out
+    assert "solver, every card known" in out and "consistency:" in out
