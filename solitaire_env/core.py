@@ -274,18 +274,24 @@ def _foundation_accepts(s, sp) -> int:
 
 
 @_jit
+def _scratch(sp):
+    """Work space for :func:`_legal_mask`: four entries a pile."""
+    return np.empty(4 * sp[SP_PILES], dtype=np.int64)
+
+
+@_jit
 def legal_mask(s, sp, actions, mask) -> int:
     """Write 1 for every legal action, 0 otherwise; return how many are legal.
 
     The same decisions as :func:`resolve` (tests compare the two over many positions), enumerated
     per source instead of per action, so a position costs a few hundred operations.
     """
-    return _legal_mask(s, sp, mask, np.empty(4 * sp[SP_PILES], dtype=np.int64))
+    return _legal_mask(s, sp, mask, _scratch(sp))
 
 
 @_jit
 def _legal_mask(s, sp, mask, work) -> int:
-    """:func:`legal_mask` with a caller's scratch array ``work`` of ``4 * piles`` int64 entries."""
+    """:func:`legal_mask` with work space from :func:`_scratch` (one allocation a batch, not a position)."""
     n_actions, piles, cap = sp[SP_N_ACTIONS], sp[SP_PILES], sp[SP_CAP]
     o_tab, o_len, o_down = sp[O_TAB], sp[O_LEN], sp[O_DOWN]
     wrap, whole = sp[SP_WRAP] != 0, sp[SP_WHOLE] != 0
@@ -533,8 +539,7 @@ def observe(s, sp, obs) -> None:
 @_jit
 def _step_one(s, sp, actions, a, mask, obs):
     """One env step (no move when ``a < 0``): (foundation cards gained, cards revealed, legal moves after)."""
-    gained, revealed, n_legal, _ = _step_one_work(s, sp, actions, a, mask, obs,
-                                                  np.empty(4 * sp[SP_PILES], dtype=np.int64))
+    gained, revealed, n_legal, _ = _step_one_work(s, sp, actions, a, mask, obs, _scratch(sp))
     return gained, revealed, n_legal
 
 
@@ -553,7 +558,7 @@ def _step_one_work(s, sp, actions, a, mask, obs, work):
 
 def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
     """Advance game ``i`` by action ``acts[i]`` (none if negative; illegal ones change nothing)."""
-    work = np.empty(4 * sp[SP_PILES], dtype=np.int64)
+    work = _scratch(sp)
     for i in range(states.shape[0]):
         gained[i], revealed[i], n_legal[i], found[i] = _step_one_work(states[i], sp, actions, acts[i], masks[i],
                                                                       obs[i], work)
