@@ -9,6 +9,29 @@ A run directory holds ``config.yaml`` (as used), TensorBoard logs (``tb/``), che
 (``checkpoints/``), ``MaskableEvalCallback``'s ``evaluations.npz`` and ``best_model.zip``,
 ``final_model.zip``, ``summary.json`` (steps, wall time) and ``learning_curve.png``.
 Needs the ``train`` extra.
+
+Warm start (optional ``pretrain`` section): before PPO starts, the policy is fitted to the moves
+of the rule-based :class:`~agents.heuristic.HeuristicAgent` (behaviour cloning). The heuristic
+plays ``pretrain.episodes`` deals (``pretrain.seed``, ``seed + 1``, ...; they must not overlap
+the reported deals 0-999 nor the evaluation deals) in the env the config trains on (same
+``env_kwargs``: the same rewards and time limit), seeing only the observation, as every agent
+does. Every (observation, action mask, heuristic action) it plays, except the aimless moves of a
+heuristic that is ``stuck``, becomes a training example: the policy's masked action distribution
+(``policy.evaluate_actions`` with the masks) is fitted by cross-entropy for ``pretrain.epochs``
+passes, and with ``pretrain.value: true`` the value head by squared error on the discounted
+returns (``hyperparams.gamma``) of those episodes. PPO then goes on from that policy; a lower
+``hyperparams.learning_rate`` keeps more of the warm start. ``summary.json`` gets a ``pretrain``
+entry (examples, agreement with the heuristic on them, wall time)::
+
+    pretrain:
+      agent: heuristic      # the only teacher
+      episodes: 1000        # heuristic games to learn from
+      seed: 1000000         # their deals: seed, seed + 1, ...
+      epochs: 5             # passes over the examples
+      batch_size: 1024
+      learning_rate: 0.001  # Adam, for the pretraining only
+      value: true           # also fit the value head
+      value_coef: 0.5
 """
 
 from __future__ import annotations
@@ -34,6 +57,23 @@ class EvalConfig:
     freq: int = 50_000  # timesteps between evaluations
     episodes: int = 50
     seed: int = 10_000  # evaluation deals: seed, seed + 1, ... (kept apart from training deals)
+    # False: MaskableEvalCallback samples the policy, so best_model.zip is the best sampled policy
+    # (what the two-deck games report: their greedy policies cycle)
+    deterministic: bool = True
+
+
+@dataclass
+class PretrainConfig:
+    """Behaviour cloning of a teacher agent before PPO (the module docstring says how)."""
+
+    agent: str = "heuristic"
+    episodes: int = 1000
+    seed: int = 1_000_000  # teacher deals: seed, seed + 1, ... (apart from deals 0-999 and the eval deals)
+    epochs: int = 5
+    batch_size: int = 1024
+    learning_rate: float = 1e-3
+    value: bool = True
+    value_coef: float = 0.5
 
 
 @dataclass
@@ -47,6 +87,7 @@ class TrainConfig:
     hyperparams: dict = field(default_factory=dict)
     env_kwargs: dict = field(default_factory=dict)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    pretrain: PretrainConfig | None = None
     checkpoint_freq: int = 250_000
     output_dir: str = "runs/default"
     # One thread: these networks are small, and torch's spin-waiting threads collapse (10x slower
@@ -60,9 +101,16 @@ class TrainConfig:
 _TYPES: dict[str, tuple[type, ...]] = {
     "env_id": (str,), "total_timesteps": (int,), "n_envs": (int,), "seed": (int,), "policy": (str,),
     "policy_kwargs": (dict,), "hyperparams": (dict,), "env_kwargs": (dict,), "eval": (dict,),
-    "checkpoint_freq": (int,), "output_dir": (str,), "torch_threads": (int,),
+    "checkpoint_freq": (int,), "output_dir": (str,), "torch_threads": (int,), "pretrain": (dict,),
 }
-_EVAL_TYPES: dict[str, tuple[type, ...]] = {"freq": (int,), "episodes": (int,), "seed": (int,)}
+_EVAL_TYPES: dict[str, tuple[type, ...]] = {"freq": (int,), "episodes": (int,), "seed": (int,),
+                                            "deterministic": (bool,)}
+_PRETRAIN_TYPES: dict[str, tuple[type, ...]] = {
+    "agent": (str,), "episodes": (int,), "seed": (int,), "epochs": (int,), "batch_size": (int,),
+    "learning_rate": (float, int), "value": (bool,), "value_coef": (float, int),
+}
+PRETRAIN_AGENTS = ("heuristic",)
+REPORTED_DEALS = range(0, 1000)  # the deals docs/results.md reports: never trained on
 _ENV_KWARGS = {"obs_mode", "illegal_action", "illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus",
                "max_episode_steps"}
 _POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim"}
@@ -146,10 +194,39 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
         raise ConfigError(f"{where}: unknown eval key(s) {', '.join(bad)}; known: {', '.join(_EVAL_TYPES)}")
     for key, value in eval_raw.items():
         _check_type(where, f"eval.{key}", value, _EVAL_TYPES[key])
-        if key != "seed" and value <= 0:
+        if key not in ("seed", "deterministic") and value <= 0:
             raise ConfigError(f"{where}: 'eval.{key}' must be positive, got {value}")
-    values = {k: v for k, v in raw.items() if k != "eval"}
-    return TrainConfig(**values, eval=EvalConfig(**eval_raw))
+    eval_config = EvalConfig(**eval_raw)
+    pretrain = None
+    if raw.get("pretrain") is not None:
+        pretrain = _parse_pretrain(raw["pretrain"], raw, eval_config, where)
+    values = {k: v for k, v in raw.items() if k not in ("eval", "pretrain")}
+    return TrainConfig(**values, eval=eval_config, pretrain=pretrain)
+
+
+def _parse_pretrain(pre: dict, raw: dict, eval_config: EvalConfig, where: str) -> PretrainConfig:
+    bad = sorted(set(pre) - set(_PRETRAIN_TYPES))
+    if bad:
+        raise ConfigError(f"{where}: unknown pretrain key(s) {', '.join(bad)}; known: {', '.join(_PRETRAIN_TYPES)}")
+    for key, value in pre.items():
+        _check_type(where, f"pretrain.{key}", value, _PRETRAIN_TYPES[key])
+        if key in ("episodes", "epochs", "batch_size", "learning_rate") and value <= 0:
+            raise ConfigError(f"{where}: 'pretrain.{key}' must be positive, got {value}")
+        if key in ("seed", "value_coef") and value < 0:
+            raise ConfigError(f"{where}: 'pretrain.{key}' must not be negative, got {value}")
+    config = PretrainConfig(**pre)
+    if config.agent not in PRETRAIN_AGENTS:
+        raise ConfigError(f"{where}: pretrain.agent must be one of {', '.join(PRETRAIN_AGENTS)}, got {config.agent!r}")
+    if raw.get("env_kwargs", {}).get("obs_mode", "codes") != "codes":
+        raise ConfigError(f"{where}: pretrain needs the default 'codes' observation (the heuristic reads it), "
+                          f"but env_kwargs.obs_mode is {raw['env_kwargs']['obs_mode']!r}")
+    deals = range(config.seed, config.seed + config.episodes)
+    evals = range(eval_config.seed, eval_config.seed + eval_config.episodes)
+    for name, other in (("the reported deals 0-999", REPORTED_DEALS), ("the evaluation deals (eval.seed ...)", evals)):
+        if deals.start < other.stop and other.start < deals.stop:
+            raise ConfigError(f"{where}: pretrain deals {deals.start}-{deals.stop - 1} (pretrain.seed, "
+                              f"pretrain.episodes) overlap {name}: choose another pretrain.seed")
+    return config
 
 
 def load_config(path: str | Path) -> TrainConfig:
@@ -165,7 +242,10 @@ def load_config(path: str | Path) -> TrainConfig:
 
 
 def save_config(config: TrainConfig, path: str | Path) -> None:
-    Path(path).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    data = config.to_dict()
+    if data["pretrain"] is None:
+        del data["pretrain"]
+    Path(path).write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def train(config: TrainConfig, output_dir: str | Path | None = None, progress: bool = True, verbose: int = 0) -> Path:
@@ -194,10 +274,16 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
         policy, venv, seed=config.seed, device="cpu", verbose=verbose, tensorboard_log=str(out / "tb"),
         policy_kwargs=policy_kwargs, **config.hyperparams,
     )
+    pretrain_stats = None
+    if config.pretrain is not None:
+        pretrain_stats = pretrain_policy(model, config, verbose=verbose)
+        (out / "pretrain.json").write_text(json.dumps(pretrain_stats, indent=2))
+        model.save(out / "pretrained_model.zip")
     callbacks = [
         MaskableEvalCallback(
             eval_env, n_eval_episodes=config.eval.episodes, eval_freq=max(config.eval.freq // config.n_envs, 1),
-            best_model_save_path=str(out), log_path=str(out), deterministic=True, verbose=verbose,
+            best_model_save_path=str(out), log_path=str(out), deterministic=config.eval.deterministic,
+            verbose=verbose,
         ),
         CheckpointCallback(save_freq=max(config.checkpoint_freq // config.n_envs, 1),
                            save_path=str(out / "checkpoints"), name_prefix="ppo"),
@@ -208,6 +294,8 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     model.save(out / "final_model.zip")
     summary = {"env_id": config.env_id, "timesteps": int(model.num_timesteps), "wall_time_s": round(wall, 1),
                "steps_per_s": round(model.num_timesteps / wall, 1), "torch_threads": torch.get_num_threads()}
+    if pretrain_stats is not None:
+        summary["pretrain"] = pretrain_stats
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     venv.close()
     eval_env.close()
@@ -216,6 +304,144 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     except ValueError:
         pass  # too short a run for an evaluation point
     return out
+
+
+def collect_demonstrations(config: TrainConfig) -> dict[str, Any]:
+    """Let ``config.pretrain.agent`` play ``config.pretrain.episodes`` deals in the config's env.
+
+    Returns arrays ``obs`` (codes), ``masks`` (bool), ``actions`` and ``returns`` (the discounted
+    return from each step, ``hyperparams.gamma``), one row per recorded step (the steps a stuck
+    heuristic plays are left out), plus ``episodes``, ``wins``, ``steps`` (all steps played) and
+    ``mean_foundation_cards``.
+    """
+    import gymnasium as gym
+    import numpy as np
+
+    import solitaire_env  # noqa: F401  (registers the ids)
+    from agents import make_agent
+
+    pre = config.pretrain or PretrainConfig()
+    gamma = float(config.hyperparams.get("gamma", _ppo_hyperparams()["gamma"].default))
+    env = gym.make(config.env_id, **config.env_kwargs)
+    agent = make_agent(pre.agent, config.env_id, seed=pre.seed)
+    obs_rows, mask_rows, actions, returns = [], [], [], []
+    wins = steps = cards = 0
+    for episode in range(pre.episodes):
+        deal = pre.seed + episode
+        obs, info = env.reset(seed=deal)
+        agent.reset(deal)
+        rewards, keep = [], []
+        done = False
+        while not done:
+            action = agent.act(obs, info)
+            if not getattr(agent, "stuck", False):
+                obs_rows.append(obs.astype(np.uint8))
+                mask_rows.append(np.asarray(info["action_mask"], dtype=bool))
+                actions.append(action)
+                keep.append(len(rewards))
+            obs, reward, terminated, truncated, info = env.step(action)
+            rewards.append(float(reward))
+            done = terminated or truncated
+        steps += len(rewards)
+        wins += bool(info["is_won"])
+        cards += int(info["foundation_cards"])
+        to_go = np.zeros(len(rewards) + 1)
+        for t in range(len(rewards) - 1, -1, -1):
+            to_go[t] = rewards[t] + gamma * to_go[t + 1]
+        returns.extend(to_go[keep].tolist())
+    env.close()
+    n_obs = len(obs_rows)
+    return {
+        "obs": np.stack(obs_rows) if n_obs else np.zeros((0, env.observation_space.shape[0]), np.uint8),
+        "masks": np.stack(mask_rows) if n_obs else np.zeros((0, env.action_space.n), bool),
+        "actions": np.asarray(actions, dtype=np.int64), "returns": np.asarray(returns, dtype=np.float32),
+        "episodes": pre.episodes, "wins": wins, "steps": steps, "mean_foundation_cards": cards / max(pre.episodes, 1),
+    }
+
+
+def pretrain_policy(model: Any, config: TrainConfig, verbose: int = 0) -> dict[str, Any]:
+    """Warm start: fit ``model.policy`` to the teacher's moves (see the module docstring).
+
+    Returns the statistics that go into ``summary.json``: the teacher's games, the number of
+    examples, the policy's agreement with the teacher on those with a choice (:func:`agreement`)
+    before and after, what a random legal choice would agree on, the final losses and the wall time.
+    """
+    import numpy as np
+    import torch
+
+    pre = config.pretrain or PretrainConfig()
+    start = time.perf_counter()
+    data = collect_demonstrations(config)
+    collect_s = time.perf_counter() - start
+    obs = data["obs"]
+    policy = model.policy
+    policy.set_training_mode(True)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=pre.learning_rate)
+    masks, actions = data["masks"], torch.as_tensor(data["actions"])
+    returns = torch.as_tensor(data["returns"])
+    n = len(actions)
+    rng = np.random.default_rng(pre.seed)
+    agreement_before = agreement(policy, data)
+    policy_loss = value_loss = float("nan")
+    for epoch in range(pre.epochs):
+        order = rng.permutation(n)
+        totals = np.zeros(2)
+        for lo in range(0, n, pre.batch_size):
+            idx = order[lo:lo + pre.batch_size]
+            batch = torch.as_tensor(obs[idx], dtype=torch.float32)
+            values, log_prob, _ = policy.evaluate_actions(batch, actions[idx], action_masks=masks[idx])
+            pol = -log_prob.mean()
+            val = torch.nn.functional.mse_loss(values.flatten(), returns[idx])
+            loss = pol + pre.value_coef * val if pre.value else pol
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
+            optimizer.step()
+            totals += (pol.item() * len(idx), val.item() * len(idx))
+        policy_loss, value_loss = totals / max(n, 1)
+        if verbose:
+            print(f"pretrain epoch {epoch + 1}/{pre.epochs}: cross-entropy {policy_loss:.4f}, "
+                  f"value mse {value_loss:.5f}")
+    policy.set_training_mode(False)
+    stats = {
+        "agent": pre.agent, "episodes": data["episodes"], "teacher_wins": data["wins"],
+        "teacher_mean_foundation_cards": round(data["mean_foundation_cards"], 2), "steps_played": data["steps"],
+        "examples": n, "epochs": pre.epochs, "cross_entropy": round(float(policy_loss), 4),
+        "value_mse": round(float(value_loss), 6), "agreement_before": round(agreement_before, 4),
+        "agreement": round(agreement(policy, data), 4),
+        "chance_agreement": round(chance_agreement(data), 4),
+        "collect_s": round(collect_s, 1), "wall_time_s": round(time.perf_counter() - start, 1),
+    }
+    if verbose:
+        print(f"pretrain: {stats}")
+    return stats
+
+
+def agreement(policy: Any, data: dict[str, Any], batch_size: int = 8192) -> float:
+    """How often the policy's most likely legal action is the teacher's, over ``data``'s examples
+    with a choice (two legal actions or more; 0.0 if there are none)."""
+    import numpy as np
+    import torch
+
+    choice = np.flatnonzero(data["masks"].sum(axis=1) > 1)
+    hits = 0
+    with torch.no_grad():
+        for lo in range(0, len(choice), batch_size):
+            idx = choice[lo:lo + batch_size]
+            obs = torch.as_tensor(data["obs"][idx], dtype=torch.float32)
+            dist = policy.get_distribution(obs, action_masks=data["masks"][idx])
+            chosen = dist.distribution.probs.argmax(dim=1).numpy()
+            hits += int((chosen == data["actions"][idx]).sum())
+    return hits / max(len(choice), 1)
+
+
+def chance_agreement(data: dict[str, Any]) -> float:
+    """What a uniformly random legal choice would agree on, over the same examples as :func:`agreement`."""
+    import numpy as np
+
+    legal = data["masks"].sum(axis=1)
+    legal = legal[legal > 1]
+    return float(np.mean(1.0 / legal)) if len(legal) else 0.0
 
 
 def plot_learning_curve(run_dir: str | Path, out: str | Path | None = None) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,16 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"policy_kwargs": {"net_arch": [64, -1]}}, "net_arch must be a list of positive"),
     ({"eval": {"episodes": 0}}, "eval.episodes' must be positive"),
     ({"eval": {"every": 10}}, "unknown eval key"),
+    ({"eval": {"deterministic": "no"}}, "'eval.deterministic' must be bool"),
+    ({"pretrain": {"epoch": 3}}, "unknown pretrain key.*epoch"),
+    ({"pretrain": {"episodes": 2.5}}, "'pretrain.episodes' must be int"),
+    ({"pretrain": {"value": 1}}, "'pretrain.value' must be bool"),
+    ({"pretrain": {"learning_rate": 0}}, "'pretrain.learning_rate' must be positive"),
+    ({"pretrain": {"agent": "random"}}, "pretrain.agent must be one of heuristic"),
+    ({"pretrain": {"seed": 500}}, "overlap the reported deals 0-999"),
+    ({"pretrain": {"seed": 9_990, "episodes": 20}}, "overlap the evaluation deals"),
+    ({"pretrain": [1, 2]}, "'pretrain' must be dict"),
+    ({"pretrain": {}, "env_kwargs": {"obs_mode": "onehot"}}, "pretrain needs the default 'codes' observation"),
 ])
 def test_bad_configs_fail_clearly(change, match):
     with pytest.raises(ConfigError, match=match):
@@ -93,6 +104,70 @@ def test_tiny_training_run_end_to_end(tmp_path, policy):
     assert model.num_timesteps >= 512
     plot_learning_curve(out, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").stat().st_size > 1000
+
+
+def test_pretrain_config_round_trips(tmp_path):
+    config = parse_config({**BASE, "pretrain": {"episodes": 10, "learning_rate": 0.002},
+                           "eval": {"deterministic": False}})
+    assert config.pretrain.episodes == 10 and config.pretrain.agent == "heuristic" and config.pretrain.value
+    assert config.eval.deterministic is False
+    save_config(config, tmp_path / "c.yaml")
+    assert load_config(tmp_path / "c.yaml") == config
+    assert parse_config(BASE).pretrain is None
+    save_config(parse_config(BASE), tmp_path / "plain.yaml")
+    assert "pretrain" not in yaml.safe_load((tmp_path / "plain.yaml").read_text())
+
+
+def test_warm_start_from_the_heuristic(tmp_path):
+    """A few heuristic games are enough for the policy to pick the heuristic's move far above chance."""
+    config = parse_config({
+        "env_id": "NumberTen-v0", "total_timesteps": 256, "n_envs": 4, "seed": 1, "policy": "CardCodesPolicy",
+        "policy_kwargs": {"net_arch": [64], "features_dim": 64},
+        "hyperparams": {"n_steps": 64, "batch_size": 64, "n_epochs": 1, "learning_rate": 1e-5},
+        "env_kwargs": {"max_episode_steps": 150}, "eval": {"freq": 10_000, "episodes": 1, "deterministic": False},
+        "pretrain": {"episodes": 4, "seed": 2_000_000, "epochs": 10, "batch_size": 128},
+    })
+    out = train(config, output_dir=tmp_path / "run", progress=False)
+    stats = json.loads((out / "summary.json").read_text())["pretrain"]
+    assert stats == json.loads((out / "pretrain.json").read_text())
+    assert stats["episodes"] == 4 and stats["examples"] > 300
+    assert stats["agreement"] > max(0.5, 3 * stats["chance_agreement"], stats["agreement_before"] + 0.2), stats
+    assert stats["value_mse"] < 0.05
+    assert (out / "pretrained_model.zip").is_file() and (out / "final_model.zip").is_file()
+
+    # the saved warm start plays like the heuristic on a teacher deal: its greedy move agrees far above chance
+    import gymnasium as gym
+
+    from agents import make_agent
+
+    model = MaskablePPO.load(out / "pretrained_model.zip", device="cpu")
+    heuristic = make_agent("heuristic", "NumberTen-v0")
+    env = gym.make("NumberTen-v0", max_episode_steps=150)
+    obs, info = env.reset(seed=2_000_000)
+    agree = choices = 0
+    done = False
+    while not done and not heuristic.stuck:
+        action = heuristic.act(obs, info)
+        mask = np.asarray(info["action_mask"], dtype=bool)
+        if mask.sum() > 1:
+            choices += 1
+            agree += int(model.predict(obs, action_masks=mask, deterministic=True)[0]) == action
+        obs, _, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+    assert choices > 50 and agree / choices > 0.5
+
+
+def test_collect_demonstrations_is_reproducible():
+    from solitaire_env.training import collect_demonstrations
+
+    config = parse_config({"env_id": "Rainbow-v0", "total_timesteps": 100, "hyperparams": {"gamma": 0.9},
+                           "pretrain": {"episodes": 2, "seed": 3_000_000}})
+    a, b = collect_demonstrations(config), collect_demonstrations(config)
+    assert a["steps"] == b["steps"] >= len(a["actions"]) > 0
+    np.testing.assert_array_equal(a["obs"], b["obs"])
+    np.testing.assert_array_equal(a["actions"], b["actions"])
+    assert a["masks"][np.arange(len(a["actions"])), a["actions"]].all()  # every recorded move is legal
+    np.testing.assert_allclose(a["returns"], b["returns"])
 
 
 def test_card_codes_policy_matches_one_hot_linear():
