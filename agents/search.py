@@ -5,8 +5,12 @@ tableau and reserve cards, the unseen stock), each a uniformly random arrangemen
 cards not visible anywhere on the table, so every guess agrees with everything the player has seen.
 It runs the perfect-information solver (:mod:`solitaire_env.solver`, promising moves only) on each
 guess for at most ``nodes`` positions, and plays the first move that the most solved guesses start
-with ("perfect-information Monte Carlo", as in Ginsberg's GIB for bridge). Where no guess is solved
-within the budget it plays as the heuristic agent (:mod:`agents.heuristic`) would.
+with ("perfect-information Monte Carlo", as in Ginsberg's GIB for bridge), unless the heuristic's move
+wins as many of the same guesses (a solution's first move is only one of many winning moves, and
+the heuristic's is the better bet on the table as it really is). A move back to a position
+already seen this episode gets no vote (a guess cannot tell that a move undoes the last one; without
+this rule the agent cycled until the time limit). Where no guess is solved within the budget it plays
+as the heuristic agent (:mod:`agents.heuristic`) would.
 
 It reads only the observation and the action mask, never the engine's state, so two positions that
 differ only in hidden cards get the same choices (tested). Its randomness (the guesses) comes from
@@ -23,7 +27,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent, Rules, Table
-from solitaire_env import solver, state
+from solitaire_env import core, solver, state
 from solitaire_env.games import get_variant
 from solitaire_env.variant import Variant
 
@@ -109,12 +113,30 @@ class SearchAgent(Agent):
             self._solver.restart(world)
             if self._solver.run(self.nodes) == solver.WON:
                 first = self._solver.first_move()
-                if first >= 0 and mask[first]:
+                # Never back to a position already seen this episode: a guess cannot tell that the
+                # move undoes the last one, and voting for it made the agent cycle.
+                if first >= 0 and mask[first] and self.fallback._fresh(t, first):
                     votes[first] += 1
         if votes.max() == 0:
             return heuristic_choice
         self.solved += 1
-        return int(np.argmax(votes))
+        best = int(np.argmax(votes))
+        if best == heuristic_choice:
+            return best
+        # A solution's first move is one winning move among many; keep the heuristic's move unless,
+        # over the same guesses, the voted move wins strictly more often.
+        return best if self._wins_after(worlds, best) > self._wins_after(worlds, heuristic_choice) else heuristic_choice
+
+    def _wins_after(self, worlds: list[np.ndarray], action: int) -> int:
+        """In how many guesses the solver wins after ``action`` within its budget."""
+        v = self.variant
+        wins = 0
+        for world in worlds:
+            child = world.copy()
+            core.apply_action(child, v.spec, v.actions, action)
+            self._solver.restart(child)
+            wins += self._solver.run(self.nodes) == solver.WON
+        return wins
 
 
 __all__ = ["SearchAgent", "sample_world"]
