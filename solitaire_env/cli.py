@@ -95,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Solve deals A .. B-1 of GAME with the perfect-information solver, in parallel, writing "
                     "one CSV row per deal and printing the winnable fraction with its 95%% interval.")
     so.add_argument("game", metavar="GAME", help="rank_and_file, number_ten or rainbow (or an env id)")
-    so.add_argument("--seeds", required=True, metavar="A:B", help="deals A to B-1, e.g. 0:1000")
+    seeds = so.add_mutually_exclusive_group(required=True)
+    seeds.add_argument("--seeds", metavar="A:B", help="deals A to B-1, e.g. 0:1000")
+    seeds.add_argument("--retry", metavar="CSV", help="the deals a previous run's CSV left unknown (a second pass)")
     so.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds per deal (default 60)")
     so.add_argument("--max-nodes", type=_positive_int, metavar="N", help="positions per deal (default: no limit)")
     so.add_argument("--memory", type=_positive_int, default=512, metavar="MB",
@@ -210,14 +212,25 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import json
 
     from solitaire_env.games import get_variant
-    from solitaire_env.winnability import default_jobs, format_summary, parse_seeds, solve_deals, summarize
+    from solitaire_env.winnability import (
+        default_jobs,
+        format_summary,
+        parse_seeds,
+        solve_deals,
+        summarize,
+        unknown_seeds,
+    )
 
     game = ENV_IDS[args.game][1] if args.game in ENV_IDS else args.game
     try:
         get_variant(game)
-        seeds = parse_seeds(args.seeds)
+        seeds = parse_seeds(args.seeds) if args.seeds else unknown_seeds(args.retry)
     except ValueError as e:
         parser.error(str(e))
+    except OSError as e:
+        parser.error(f"cannot read {args.retry}: {e.strerror or e}")
+    if not seeds:
+        parser.error(f"{args.retry} leaves no deal unknown: nothing to retry")
     if not args.time_limit > 0:
         parser.error(f"--time-limit must be positive (seconds), got {args.time_limit}")
     for path in (args.csv, args.json):

@@ -1,6 +1,7 @@
 """How winnable is a game: the solver over a range of deals, in parallel, with a summary.
 
-``solitaire-env solve GAME --seeds A:B [--time-limit S] [--jobs J] [--csv FILE]`` runs
+``solitaire-env solve GAME --seeds A:B [--time-limit S] [--jobs J] [--csv FILE]`` (or ``--retry
+FILE``: a second pass over the deals an earlier run's CSV left unknown) runs
 :func:`solve_deals`: each deal is solved in a worker process (one per job, each with its own
 transposition table of ``memory_mb``), one CSV row per deal is written as results come in, and the
 summary gives the winnable fraction with its 95% Wilson interval. Deals the solver could not decide
@@ -49,6 +50,15 @@ def parse_seeds(text: str) -> range:
     if start < 0 or stop <= start:
         raise ValueError(f"bad seed range {text!r}: need 0 <= A < B")
     return range(start, stop)
+
+
+def unknown_seeds(csv_path: str) -> list[int]:
+    """The deals a previous run's CSV (``solitaire-env solve --csv``) left ``unknown``."""
+    with open(csv_path, newline="") as f:
+        reader = csv.DictReader(f)
+        if not reader.fieldnames or not {"seed", "result"} <= set(reader.fieldnames):
+            raise ValueError(f"{csv_path} is not a solve CSV (needs 'seed' and 'result' columns)")
+        return [int(row["seed"]) for row in reader if row["result"] == "unknown"]
 
 
 def _solve_one(args: tuple[str, int, float | None, int | None, int]) -> DealResult:
@@ -157,4 +167,4 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-__all__ = ["CSV_COLUMNS", "DealResult", "format_summary", "parse_seeds", "solve_deals", "summarize"]
+__all__ = ["CSV_COLUMNS", "DealResult", "format_summary", "parse_seeds", "solve_deals", "summarize", "unknown_seeds"]

@@ -90,3 +90,25 @@ def test_solvitaire_card_names_and_refusals():
         to_solvitaire(s)
     with pytest.raises(ValueError, match="Rank and File state"):
         to_solvitaire(state.deal("rainbow", 0))
+
+
+def test_retry_solves_only_the_unknown_deals_again(tmp_path, capsys):
+    first = tmp_path / "first.csv"
+    first.write_text("seed,result,reason,nodes,seconds,solution_length,best_foundation\n"
+                     "3,won,,10,0.1,140,52\n5,unknown,nodes,100,0.1,0,19\n8,unknown,nodes,100,0.1,0,12\n")
+    again = tmp_path / "again.csv"
+    assert main(["solve", "rainbow", "--retry", str(first), "--max-nodes", "20000", "--jobs", "1", "--no-progress",
+                 "--csv", str(again)]) == 0
+    assert [int(r["seed"]) for r in csv.DictReader(again.open())] == [5, 8]
+    capsys.readouterr()
+    (tmp_path / "done.csv").write_text("seed,result\n3,won\n")
+    with pytest.raises(SystemExit):
+        main(["solve", "rainbow", "--retry", str(tmp_path / "done.csv")])
+    assert "nothing to retry" in capsys.readouterr().err
+    (tmp_path / "other.csv").write_text("agent,deal_seed\nx,1\n")
+    with pytest.raises(SystemExit):
+        main(["solve", "rainbow", "--retry", str(tmp_path / "other.csv")])
+    assert "not a solve CSV" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["solve", "rainbow", "--retry", str(tmp_path / "missing.csv")])
+    assert "cannot read" in capsys.readouterr().err
