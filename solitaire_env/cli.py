@@ -93,11 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     so = commands.add_parser(
         "solve", help="solve deals with every card known: how winnable is a game",
         description="Solve deals A .. B-1 of GAME with the perfect-information solver, in parallel, writing "
-                    "one CSV row per deal and printing the winnable fraction with its 95%% interval.")
+                    "one CSV row per deal and printing the winnable fraction with its 95% interval.")
     so.add_argument("game", metavar="GAME", help="rank_and_file, number_ten or rainbow (or an env id)")
     seeds = so.add_mutually_exclusive_group(required=True)
     seeds.add_argument("--seeds", metavar="A:B", help="deals A to B-1, e.g. 0:1000")
-    seeds.add_argument("--retry", metavar="CSV", help="the deals a previous run's CSV left unknown (a second pass)")
+    seeds.add_argument("--retry", metavar="CSV",
+                       help="a second pass over the deals a previous run's CSV left unknown; the new CSV and "
+                            "summary cover every deal of the previous run")
     so.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds per deal (default 60)")
     so.add_argument("--max-nodes", type=_positive_int, metavar="N", help="positions per deal (default: no limit)")
     so.add_argument("--memory", type=_positive_int, default=512, metavar="MB",
@@ -215,16 +217,19 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from solitaire_env.winnability import (
         default_jobs,
         format_summary,
+        merge_results,
         parse_seeds,
+        read_results,
         solve_deals,
         summarize,
-        unknown_seeds,
+        write_results,
     )
 
     game = ENV_IDS[args.game][1] if args.game in ENV_IDS else args.game
     try:
         get_variant(game)
-        seeds = parse_seeds(args.seeds) if args.seeds else unknown_seeds(args.retry)
+        earlier = read_results(args.retry) if args.retry else []
+        seeds = parse_seeds(args.seeds) if args.seeds else [r.seed for r in earlier if r.result == "unknown"]
     except ValueError as e:
         parser.error(str(e))
     except OSError as e:
@@ -239,7 +244,15 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     results = solve_deals(game, seeds, time_limit=args.time_limit, jobs=args.jobs or default_jobs(),
                           max_nodes=args.max_nodes, memory_mb=args.memory, progress=not args.no_progress,
                           csv_path=args.csv)
+    if args.retry:
+        # The second pass's answer for every deal of the first: its decided rows plus the new ones.
+        decided = sum(r.result != "unknown" for r in results)
+        results = merge_results(earlier, results)
+        if args.csv:
+            write_results(args.csv, results)
     summary = summarize(game, results, args.time_limit)
+    if args.retry:
+        summary.update(retried=len(seeds), decided_on_retry=decided)
     print(format_summary(summary))
     if args.csv:
         print(f"wrote {args.csv}")

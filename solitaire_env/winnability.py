@@ -1,7 +1,8 @@
 """How winnable is a game: the solver over a range of deals, in parallel, with a summary.
 
 ``solitaire-env solve GAME --seeds A:B [--time-limit S] [--jobs J] [--csv FILE]`` (or ``--retry
-FILE``: a second pass over the deals an earlier run's CSV left unknown) runs
+FILE``: a second pass over the deals an earlier run's CSV left unknown, whose CSV and summary then
+cover every deal of the earlier run) runs
 :func:`solve_deals`: each deal is solved in a worker process (one per job, each with its own
 transposition table of ``memory_mb``), one CSV row per deal is written as results come in, and the
 summary gives the winnable fraction with its 95% Wilson interval. Deals the solver could not decide
@@ -52,13 +53,45 @@ def parse_seeds(text: str) -> range:
     return range(start, stop)
 
 
-def unknown_seeds(csv_path: str) -> list[int]:
-    """The deals a previous run's CSV (``solitaire-env solve --csv``) left ``unknown``."""
+def read_results(csv_path: str) -> list[DealResult]:
+    """The rows of a previous run's CSV (``solitaire-env solve --csv``), in seed order."""
     with open(csv_path, newline="") as f:
         reader = csv.DictReader(f)
         if not reader.fieldnames or not {"seed", "result"} <= set(reader.fieldnames):
             raise ValueError(f"{csv_path} is not a solve CSV (needs 'seed' and 'result' columns)")
-        return [int(row["seed"]) for row in reader if row["result"] == "unknown"]
+        rows = []
+        for line, row in enumerate(reader, start=2):
+            try:
+                rows.append(DealResult(
+                    seed=int(row["seed"]), result=row["result"], reason=row.get("reason") or "",
+                    nodes=int(row.get("nodes") or 0), seconds=float(row.get("seconds") or 0.0),
+                    solution_length=int(row.get("solution_length") or 0),
+                    best_foundation=int(row.get("best_foundation") or 0)))
+            except (TypeError, ValueError):
+                raise ValueError(f"{csv_path}, line {line}: not a solve CSV row: {row}") from None
+            if rows[-1].result not in ("won", "lost", "unknown"):
+                raise ValueError(f"{csv_path}, line {line}: result must be won, lost or unknown, "
+                                 f"got {row['result']!r}")
+    return sorted(rows, key=lambda r: r.seed)
+
+
+def unknown_seeds(csv_path: str) -> list[int]:
+    """The deals a previous run's CSV (``solitaire-env solve --csv``) left ``unknown``."""
+    return [r.seed for r in read_results(csv_path) if r.result == "unknown"]
+
+
+def merge_results(earlier: Iterable[DealResult], later: Iterable[DealResult]) -> list[DealResult]:
+    """One row per deal, in seed order: a later pass's row replaces an earlier one for the same deal."""
+    rows = {r.seed: r for r in earlier}
+    rows.update((r.seed, r) for r in later)
+    return [rows[s] for s in sorted(rows)]
+
+
+def write_results(csv_path: str, results: Iterable[DealResult]) -> None:
+    with open(csv_path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in results)
 
 
 def _solve_one(args: tuple[str, int, float | None, int | None, int]) -> DealResult:
@@ -158,6 +191,9 @@ def format_summary(s: dict) -> str:
         lo2, hi2 = s["winnable_if_unknown_won_ci95"]
         lines.append(f"  at most {100 * s['winnable_if_unknown_won']:.1f}% (95% CI {100 * lo2:.1f}% - "
                      f"{100 * hi2:.1f}%) if every unknown deal is winnable")
+    if "retried" in s:
+        lines.append(f"  this pass retried the {s['retried']} deals the earlier run left unknown and decided "
+                     f"{s['decided_on_retry']} of them; the figures above count every deal of both")
     lines.append(f"  solve time: median {s['median_seconds']:.3f} s, 95th percentile {s['p95_seconds']:.3f} s; "
                  f"{s['nodes_per_second'] / 1e3:.0f}k nodes/s")
     return "\n".join(lines)
@@ -167,4 +203,5 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-__all__ = ["CSV_COLUMNS", "DealResult", "format_summary", "parse_seeds", "solve_deals", "summarize", "unknown_seeds"]
+__all__ = ["CSV_COLUMNS", "DealResult", "format_summary", "merge_results", "parse_seeds", "read_results", "solve_deals",
+           "summarize", "unknown_seeds", "write_results"]

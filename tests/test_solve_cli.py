@@ -96,11 +96,24 @@ def test_retry_solves_only_the_unknown_deals_again(tmp_path, capsys):
     first = tmp_path / "first.csv"
     first.write_text("seed,result,reason,nodes,seconds,solution_length,best_foundation\n"
                      "3,won,,10,0.1,140,52\n5,unknown,nodes,100,0.1,0,19\n8,unknown,nodes,100,0.1,0,12\n")
-    again = tmp_path / "again.csv"
+    again, summary_path = tmp_path / "again.csv", tmp_path / "again.json"
     assert main(["solve", "rainbow", "--retry", str(first), "--max-nodes", "20000", "--jobs", "1", "--no-progress",
-                 "--csv", str(again)]) == 0
-    assert [int(r["seed"]) for r in csv.DictReader(again.open())] == [5, 8]
-    capsys.readouterr()
+                 "--csv", str(again), "--json", str(summary_path)]) == 0
+    assert "retried the 2 deals" in capsys.readouterr().out
+    rows = {int(r["seed"]): r for r in csv.DictReader(again.open())}
+    assert sorted(rows) == [3, 5, 8]  # every deal of the first run, the decided one carried over
+    assert rows[3]["result"] == "won" and rows[3]["nodes"] == "10"
+    for seed in (5, 8):  # solved again, with the new limit
+        expected = solve_deals("rainbow", [seed], time_limit=60.0, max_nodes=20000)[0]
+        assert (rows[seed]["result"], int(rows[seed]["nodes"])) == (expected.result, expected.nodes)
+    summary = json.loads(summary_path.read_text())
+    assert summary["deals"] == 3 and summary["retried"] == 2
+    assert summary["won"] == sum(r["result"] == "won" for r in rows.values())
+    assert summary["decided_on_retry"] == sum(rows[s]["result"] != "unknown" for s in (5, 8))
+    (tmp_path / "bad.csv").write_text("seed,result\n3,won\n4,maybe\n")
+    with pytest.raises(SystemExit):
+        main(["solve", "rainbow", "--retry", str(tmp_path / "bad.csv")])
+    assert "line 3" in capsys.readouterr().err
     (tmp_path / "done.csv").write_text("seed,result\n3,won\n")
     with pytest.raises(SystemExit):
         main(["solve", "rainbow", "--retry", str(tmp_path / "done.csv")])
