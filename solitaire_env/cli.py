@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--max-nodes", type=_positive_int, metavar="N", help="positions per deal (default: no limit)")
     so.add_argument("--memory", type=_positive_int, default=512, metavar="MB",
                     help="transposition table per job, MB (default 512)")
+    so.add_argument("--restart-share", type=float, default=0.5, metavar="F",
+                    help="share of each deal's limits given to the restarted searches over promising moves, "
+                         "which find wins; the rest goes to the complete search, which alone can prove a loss "
+                         "(default 0.5; in [0, 1))")
     so.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
     so.add_argument("--csv", metavar="FILE", help="write one row per deal to FILE")
     so.add_argument("--json", metavar="FILE", help="write the summary to FILE")
@@ -238,11 +242,14 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"{args.retry} leaves no deal unknown: nothing to retry")
     if not args.time_limit > 0:
         parser.error(f"--time-limit must be positive (seconds), got {args.time_limit}")
+    if not 0 <= args.restart_share < 1:
+        parser.error(f"--restart-share must be at least 0 and below 1, got {args.restart_share}")
     for path in (args.csv, args.json):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             parser.error(f"cannot write {path}: no such directory")
     results = solve_deals(game, seeds, time_limit=args.time_limit, jobs=args.jobs or default_jobs(),
-                          max_nodes=args.max_nodes, memory_mb=args.memory, progress=not args.no_progress,
+                          max_nodes=args.max_nodes, memory_mb=args.memory, first_phase=args.restart_share,
+                          progress=not args.no_progress,
                           csv_path=args.csv)
     if args.retry:
         # The second pass's answer for every deal of the first: its decided rows plus the new ones.

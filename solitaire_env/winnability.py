@@ -95,22 +95,28 @@ def write_results(csv_path: str, results: Iterable[DealResult]) -> None:
 
 
 def _solve_one(args: tuple[str, int, float | None, int | None, int]) -> DealResult:
-    game, seed, time_limit, max_nodes, memory_mb = args
-    r = solve(game, seed=seed, time_limit=time_limit, max_nodes=max_nodes, memory_mb=memory_mb)
+    game, seed, time_limit, max_nodes, memory_mb, first_phase = args
+    r = solve(game, seed=seed, time_limit=time_limit, max_nodes=max_nodes, memory_mb=memory_mb,
+              first_phase=first_phase)
     return DealResult(seed, r.result, r.reason, r.nodes, round(r.seconds, 4), r.solution_length, r.best_foundation)
 
 
 def solve_deals(game: str, seeds: Iterable[int], time_limit: float | None = 60.0, jobs: int = 1,
-                max_nodes: int | None = None, memory_mb: int = 512, progress: bool = False,
-                csv_path: str | None = None) -> list[DealResult]:
-    """Solve every deal in ``seeds``; results in seed order. ``jobs`` worker processes (1: this process)."""
+                max_nodes: int | None = None, memory_mb: int = 512, first_phase: float = 0.5,
+                progress: bool = False, csv_path: str | None = None) -> list[DealResult]:
+    """Solve every deal in ``seeds``; results in seed order. ``jobs`` worker processes (1: this process).
+
+    ``first_phase`` is the share of each deal's limits for the restarted searches (see :func:`solve`).
+    """
     variant = get_variant(game)
     seeds = list(seeds)
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time limit must be positive (seconds), got {time_limit}")
-    tasks = [(variant.name, s, time_limit, max_nodes, memory_mb) for s in seeds]
+    if not 0 <= first_phase < 1:
+        raise ValueError(f"the restart share must be in [0, 1), got {first_phase}")
+    tasks = [(variant.name, s, time_limit, max_nodes, memory_mb, first_phase) for s in seeds]
     out = open(csv_path, "w", newline="") if csv_path else None  # noqa: SIM115 (rows written as they come)
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
     if writer:

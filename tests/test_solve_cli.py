@@ -8,6 +8,7 @@ import pytest
 from solitaire_env import state
 from solitaire_env.cli import main
 from solitaire_env.games import RANK_AND_FILE
+from solitaire_env.solver import solve
 from solitaire_env.solvitaire import card_name, to_solvitaire
 from solitaire_env.winnability import parse_seeds, solve_deals, summarize
 
@@ -51,6 +52,8 @@ def test_summary_counts_unknown_both_ways():
     (["solve", "rainbow", "--seeds=-3:2"], "bad seed range"),
     (["solve", "rainbow", "--seeds", "0:2", "--time-limit", "0"], "--time-limit must be positive"),
     (["solve", "rainbow", "--seeds", "0:2", "--jobs", "0"], "must be positive"),
+    (["solve", "rainbow", "--seeds", "0:2", "--restart-share", "1"], "--restart-share must be"),
+    (["solve", "rainbow", "--seeds", "0:2", "--restart-share", "-0.1"], "--restart-share must be"),
     (["solvitaire", "--seeds", "2:2", "--out", "x"], "bad seed range"),
 ])
 def test_bad_input_is_a_clear_error(argv, message, capsys):
@@ -58,6 +61,20 @@ def test_bad_input_is_a_clear_error(argv, message, capsys):
         main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_restart_share_reaches_the_solver(tmp_path):
+    out = tmp_path / "r.csv"
+    # Deal 2 is not won within 200k positions; how they are shared out shows in the count.
+    assert main(["solve", "rank_and_file", "--seeds", "2:3", "--max-nodes", "200000", "--restart-share", "0.9",
+                 "--jobs", "1", "--no-progress", "--csv", str(out)]) == 0
+    (row,) = list(csv.DictReader(out.open()))
+    shared = solve("rank_and_file", seed=2, time_limit=None, max_nodes=200000, first_phase=0.9)
+    even = solve("rank_and_file", seed=2, time_limit=None, max_nodes=200000)
+    assert (row["result"], int(row["nodes"])) == (shared.result, shared.nodes)
+    assert shared.nodes != even.nodes
+    with pytest.raises(ValueError, match="restart share"):
+        solve_deals("rank_and_file", [0], first_phase=1.0)
 
 
 def test_parse_seeds():
