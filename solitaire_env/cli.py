@@ -104,10 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--max-nodes", type=_positive_int, metavar="N", help="positions per deal (default: no limit)")
     so.add_argument("--memory", type=_positive_int, default=512, metavar="MB",
                     help="transposition table per job, MB (default 512)")
-    so.add_argument("--restart-share", type=float, default=0.5, metavar="F",
+    so.add_argument("--restart-share", type=float, default=0.9, metavar="F",
                     help="share of each deal's limits given to the restarted searches over promising moves, "
                          "which find wins; the rest goes to the complete search, which alone can prove a loss "
-                         "(default 0.5; in [0, 1))")
+                         "(default 0.9; in [0, 1); Rainbow's first search is complete and ignores it)")
     so.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
     so.add_argument("--csv", metavar="FILE", help="write one row per deal to FILE")
     so.add_argument("--json", metavar="FILE", help="write the summary to FILE")

@@ -102,7 +102,7 @@ def _solve_one(args: tuple[str, int, float | None, int | None, int]) -> DealResu
 
 
 def solve_deals(game: str, seeds: Iterable[int], time_limit: float | None = 60.0, jobs: int = 1,
-                max_nodes: int | None = None, memory_mb: int = 512, first_phase: float = 0.5,
+                max_nodes: int | None = None, memory_mb: int = 512, first_phase: float = 0.9,
                 progress: bool = False, csv_path: str | None = None) -> list[DealResult]:
     """Solve every deal in ``seeds``; results in seed order. ``jobs`` worker processes (1: this process).
 
