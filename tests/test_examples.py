@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,23 @@ def test_ceiling_table(tmp_path):
                "search:2x200", "--solve-nodes", "30000", "--jobs", "1", cwd=tmp_path)
     assert "| heuristic |" in out and "| search:2x200 |" in out
     assert "solver, every card known" in out and "consistency:" in out
+
+
+def test_ceiling_counts_agent_wins_and_flags_clashes(tmp_path):
+    def files(won_seeds: list[int]) -> list[str]:
+        summary = dict(agent="heuristic", wins=len(won_seeds), win_rate=len(won_seeds) / 3,
+                       win_rate_ci95=[0.0, 1.0], mean_foundation_cards=10.0)
+        records = [dict(agent="heuristic", deal_seed=s, won=s in won_seeds) for s in range(3)]
+        (tmp_path / "eval.json").write_text(json.dumps(dict(env_id="Rainbow-v0", summaries={"heuristic": summary},
+                                                            records=records)))
+        (tmp_path / "solve.csv").write_text("seed,result,reason,nodes,seconds,solution_length,best_foundation\n"
+                                            "0,won,,5,0.1,100,52\n1,unknown,time,9,60,0,20\n2,lost,,7,3,0,18\n")
+        return [sys.executable, str(EXAMPLES / "ceiling.py"), "--env", "Rainbow-v0", "--eval-json", "eval.json",
+                "--solve-csv", "solve.csv"]
+
+    done = subprocess.run(files([1]), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| winnable: proved by the solver or won by an agent (deals 1) | 2 | 66.7% |" in done.stdout
+    assert "| solver, every card known: proved winnable | 1 |" in done.stdout
+    done = subprocess.run(files([2]), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "INCONSISTENT" in done.stdout and "won by an agent (deals" not in done.stdout
