@@ -108,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="share of each deal's limits given to the restarted searches over promising moves, "
                          "which find wins; the rest goes to the complete search, which alone can prove a loss "
                          "(default 0.9; in [0, 1); Rainbow's first search is complete and ignores it)")
+    so.add_argument("--prune-after-draw", action="store_true",
+                    help="after a draw that played nothing, search only stock and waste moves: sound, and smaller "
+                         "proofs in Rainbow; off by default because the published figures were made without it")
     so.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
     so.add_argument("--csv", metavar="FILE", help="write one row per deal to FILE")
     so.add_argument("--json", metavar="FILE", help="write the summary to FILE")
@@ -249,6 +252,7 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"cannot write {path}: no such directory")
     results = solve_deals(game, seeds, time_limit=args.time_limit, jobs=args.jobs or default_jobs(),
                           max_nodes=args.max_nodes, memory_mb=args.memory, first_phase=args.restart_share,
+                          prune_after_draw=args.prune_after_draw,
                           progress=not args.no_progress,
                           csv_path=args.csv)
     if args.retry:

@@ -21,6 +21,11 @@ Depth-first search over positions, iterative (an explicit stack of positions), c
 * **Move ordering**: foundation moves, then moves that turn a face-down card up (from the pile with
   most face-down cards first), moves that empty a pile, reserve and waste cards onto the tableau,
   drawing, and last the moves that only rearrange face-up cards (:func:`_move_score`).
+* **After a plain draw** (optional, ``prune_after_draw``): only stock and waste moves. A draw or
+  redeal that played nothing changed neither tableau nor reserve, so a table move ``t`` after it
+  reaches what ``t`` then the same draw reaches from the position before; by induction on the order
+  positions are first reached, that one is searched too, even when the table already held the
+  position after the draw. Fewer positions are generated; the distinct positions stay the same.
 * **Limits**: a node limit, a time limit (the compiled search runs in slices; Python checks the
   clock between them), a memory limit (the table's size), and a depth limit. Hitting any of them
   gives ``unknown``; ``lost`` means the whole reachable space was searched.
@@ -278,16 +283,28 @@ def _move_score(s, sp, actions, a: int) -> int:
 
 
 @_jit
-def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter) -> int:
+def _uses_stock(kind: int) -> bool:
+    """Whether a move of this kind involves the stock or the waste."""
+    return kind == DRAW or kind == REDEAL or kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU \
+        or kind == WASTE_TO_EMPTY
+
+
+@_jit
+def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only) -> int:
     """Write the legal actions scoring at least ``min_score`` into ``out``, best first; return how many.
 
-    Sets ``regs[R_PRUNED]`` when a legal move was left out: the search is then no proof of a loss.
+    With ``stock_only``, only the moves that involve the stock or the waste (the others are searched
+    from the position before the draw: see :func:`_search`). Sets ``regs[R_PRUNED]`` when a legal
+    move was left out otherwise: the search is then no proof of a loss.
     """
     n_legal = core.legal_mask(s, sp, actions, mask)
     scores = np.empty(n_legal, dtype=np.int64)
     k = 0
     for a in range(sp[SP_N_ACTIONS]):
         if mask[a]:
+            if stock_only and not _uses_stock(actions[a, 0]):
+                n_legal -= 1
+                continue
             sc = _move_score(s, sp, actions, a)
             if sc < min_score:
                 continue
@@ -308,7 +325,7 @@ def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter) -> int:
 
 @_jit
 def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move, regs, budget, scratch, mask,
-            min_score, jitter, seed) -> None:
+            min_score, jitter, seed, prune_after_draw) -> None:
     """Run the depth-first search for at most ``budget`` nodes, resuming from ``regs``."""
     n_cards = sp[SP_NCARDS]
     max_depth = states.shape[0]
@@ -324,7 +341,7 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
             return
         _table_insert(table, state_key(states[0], sp))
         regs[R_STORED] = 1
-        n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score, regs, jitter)
+        n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score, regs, jitter, False)
         next_move[0] = 0
         regs[R_DEPTH] = 0
     done = 0
@@ -360,7 +377,14 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
         if regs[R_STORED] >= max_load:
             regs[R_STATUS] = MEMORY
             return
-        n_moves[d + 1] = _order_moves(child, sp, actions, mask, moves[d + 1], min_score, regs, jitter)
+        # A draw or redeal that played nothing to the foundations left the tableau and reserve as they
+        # were: a move among them from here leads where the same move followed by this draw leads
+        # from the position before it, which the search covers there. Only stock and waste moves are new.
+        kind = actions[a, 0]
+        plain_draw = (kind == DRAW or kind == REDEAL) and found == core.foundation_cards(states[d], sp)
+        stock_only = prune_after_draw and plain_draw
+        n_moves[d + 1] = _order_moves(child, sp, actions, mask, moves[d + 1], min_score, regs, jitter,
+                                      stock_only)
         next_move[d + 1] = 0
         regs[R_DEPTH] = d + 1
 
@@ -417,6 +441,7 @@ class Solver:
     min_score: int = 0  # search only moves scoring at least this (0: every move)
     jitter: int = 0  # add a random 0..jitter-1 to every move's score (restarts)
     seed: int = 0  # seeds the jitter
+    prune_after_draw: bool = False  # after a draw that played nothing, search only stock and waste moves
     _arrays: dict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -460,7 +485,7 @@ class Solver:
         a = self._arrays
         _search(self.start, self.variant.spec, self.variant.actions, a["table"], self.max_load, a["states"],
                 a["moves"], a["n_moves"], a["next_move"], a["regs"], budget, a["scratch"], a["mask"],
-                self.min_score, self.jitter, self.seed)
+                self.min_score, self.jitter, self.seed, self.prune_after_draw)
         return int(a["regs"][R_STATUS])
 
     def first_move(self) -> int:
@@ -514,7 +539,8 @@ def _drive(solver: Solver, stop, slice_nodes: int) -> tuple[int, str]:
 
 def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray | None = None,
           time_limit: float | None = 60.0, max_nodes: int | None = None, memory_mb: int = 256,
-          max_depth: int = 4096, slice_nodes: int = 50_000, first_phase: float = 0.9) -> SolveResult:
+          max_depth: int = 4096, slice_nodes: int = 50_000, first_phase: float = 0.9,
+          prune_after_draw: bool = False) -> SolveResult:
     """Solve deal ``seed`` of ``game`` (or the position ``state_array``) with every card known.
 
     Two phases: for the first ``first_phase`` share of the time and node limits, restarted searches
@@ -523,7 +549,10 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
     budget because they decide the two-deck deals (every two-deck win over deals 0-999 came from
     them, and the complete search proved none lost); a first search that leaves no move out, as
     always in Rainbow, is complete itself and runs on to the overall limits whatever the share.
-    Raises ``ValueError`` for an unknown game, a bad seed, or a limit that is not positive.
+    ``prune_after_draw`` searches only stock and waste moves after a draw that played nothing (sound:
+    see :func:`_search`; it shrinks Rainbow's proofs, and is off by default only because the published
+    figures were made without it). Raises ``ValueError`` for an unknown game, a bad seed, or a limit
+    that is not positive.
     """
     variant = get_variant(game)
     if (seed is None) == (state_array is None):
@@ -573,7 +602,7 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
         cap = RESTART_NODES * _luby(restart + 1)
         table_mb = memory_mb if restart == 0 else max(1, min(memory_mb, cap * 16 >> 20))
         solver = Solver(variant, start.copy(), memory_mb=table_mb, max_depth=max_depth, min_score=PROMISING,
-                        jitter=JITTER if restart else 0, seed=restart)
+                        jitter=JITTER if restart else 0, seed=restart, prune_after_draw=prune_after_draw)
 
         def stop(solver: Solver, cap: int = cap, first: bool = restart == 0) -> str:
             if first and not solver.pruned:
@@ -596,7 +625,7 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
             break
         restart += 1
     # Phase 2: every move.
-    solver = Solver(variant, start.copy(), memory_mb=memory_mb, max_depth=max_depth)
+    solver = Solver(variant, start.copy(), memory_mb=memory_mb, max_depth=max_depth, prune_after_draw=prune_after_draw)
     status, reason = _drive(solver, all_over, slice_nodes)
     nodes += solver.nodes
     best = max(best, solver.best_foundation)

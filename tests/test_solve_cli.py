@@ -142,3 +142,14 @@ def test_retry_solves_only_the_unknown_deals_again(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["solve", "rainbow", "--retry", str(tmp_path / "missing.csv")])
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_prune_after_draw_reaches_the_solver(tmp_path):
+    out = tmp_path / "r.csv"
+    assert main(["solve", "rainbow", "--seeds", "953:954", "--max-nodes", "3000000", "--prune-after-draw",
+                 "--jobs", "1", "--no-progress", "--csv", str(out)]) == 0
+    (row,) = list(csv.DictReader(out.open()))
+    pruned = solve("rainbow", seed=953, time_limit=None, max_nodes=3000000, prune_after_draw=True)
+    full = solve("rainbow", seed=953, time_limit=None, max_nodes=3000000)
+    assert (row["result"], int(row["nodes"])) == (pruned.result, pruned.nodes) == ("lost", pruned.nodes)
+    assert pruned.nodes < full.nodes
