@@ -90,6 +90,7 @@ from solitaire_env.variant import (
     SP_N_ACTIONS,
     SP_NCARDS,
     SP_PILES,
+    SP_REDEALS,
     SP_WHOLE,
     SP_WRAP,
     TABLEAU_TO_EMPTY,
@@ -124,6 +125,20 @@ def _mix(x):
 @_jit
 def state_key(s, sp) -> np.uint64:
     """The position's canonical 64-bit key: piles and foundations hashed as sets (never 0)."""
+    total, h = _key_parts(s, sp)
+    return _with_redeals(total, h, s[sp[O_REDEALS]])
+
+
+@_jit
+def _with_redeals(total, h, redeals: int) -> np.uint64:
+    """The key from its parts (see :func:`state_key`) and the redeals left, which come last."""
+    key = _mix(total ^ _mix(h * _PRIME + np.uint64(redeals + 1)))
+    return key if key != 0 else np.uint64(1)
+
+
+@_jit
+def _key_parts(s, sp):
+    """``state_key`` without the redeals: (pile and foundation sum, the rest), to try other counts cheaply."""
     piles, cap = sp[SP_PILES], sp[SP_CAP]
     total = np.uint64(0)
     for p in range(piles):
@@ -137,7 +152,7 @@ def state_key(s, sp) -> np.uint64:
         n = s[sp[O_FCNT] + f]
         suit = s[sp[O_FSUIT] + f] if n > 0 else 0
         total += _mix(np.uint64(0x5000 + suit * 16 + n))
-    # Stock, waste, reserve and redeals: positional.
+    # Stock, waste and reserve: positional.
     h = np.uint64(s[sp[O_NSTOCK]] + 1)
     for k in range(s[sp[O_NSTOCK]]):
         h = h * _PRIME + np.uint64(s[sp[O_STOCK] + k] + 1)
@@ -145,9 +160,7 @@ def state_key(s, sp) -> np.uint64:
     for k in range(s[sp[O_NWASTE]]):
         h = h * _PRIME + np.uint64(s[sp[O_WASTE] + k] + 1)
     h = h * _PRIME + np.uint64(s[sp[O_NRES]] * 64 + s[sp[O_RESDOWN]] + 1)
-    h = h * _PRIME + np.uint64(s[sp[O_REDEALS]] + 1)
-    key = _mix(total ^ _mix(h))
-    return key if key != 0 else np.uint64(1)
+    return total, h
 
 
 @_jit
@@ -161,6 +174,32 @@ def _table_insert(table, key) -> int:
         i = (i + np.uint64(1)) & mask
     table[i] = key
     return 1
+
+
+@_jit
+def _table_has(table, key) -> bool:
+    mask = np.uint64(table.shape[0] - 1)
+    i = key & mask
+    while table[i] != 0:
+        if table[i] == key:
+            return True
+        i = (i + np.uint64(1)) & mask
+    return False
+
+
+@_jit
+def _insert_undominated(table, s, sp) -> bool:
+    """Store the position and return True, unless it or the same position with more redeals left is stored.
+
+    More redeals left is never worse (a redeal is never forced), so a stored position with more of them
+    covers this one: whatever wins from here wins from there by the same moves.
+    """
+    total, h = _key_parts(s, sp)
+    r = s[sp[O_REDEALS]]
+    for more in range(r + 1, sp[SP_REDEALS] + 1):
+        if _table_has(table, _with_redeals(total, h, more)):
+            return False
+    return _table_insert(table, _with_redeals(total, h, r)) == 1
 
 
 @_jit
@@ -290,7 +329,79 @@ def _uses_stock(kind: int) -> bool:
 
 
 @_jit
-def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only) -> int:
+def _stock_step(s, sp, actions) -> bool:
+    """One step through the stock: a draw, or a redeal once it is empty; False if neither is legal."""
+    a = sp[A_FIRST + DRAW]
+    if s[sp[O_NSTOCK]] == 0:
+        a = sp[A_FIRST + REDEAL]
+        if a < 0:
+            return False
+    return core.apply_action(s, sp, actions, a) > 0
+
+
+@_jit
+def _insert(scores, out, k, sc, m) -> None:
+    """Put move ``m`` with score ``sc`` into the first ``k`` entries, kept best first (stable)."""
+    j = k
+    while j > 0 and scores[j - 1] < sc:
+        scores[j] = scores[j - 1]
+        out[j] = out[j - 1]
+        j -= 1
+    scores[j] = sc
+    out[j] = m
+
+
+# A macro scores as the draws it stands for did (400), less one a step: the same order as drawing one
+# card at a time, playing what comes up, and then drawing on. Its play breaks ties (foundation first).
+_MACRO = 400
+
+
+@_jit
+def _stock_macros(s, sp, actions, out, scores, k, min_score, jitter):
+    """Add the moves "step through the stock ``steps`` times, then play the waste's top card".
+
+    Encoded as ``action + n_actions * steps``. Each card of the stock and waste is reached once, by
+    the fewest steps: going round again after a redeal gives the same layout with a redeal fewer.
+    Drawing changes neither tableau nor foundations, so where a card can go is read off this
+    position, card by card down the stock (and, past a redeal, up the waste as it was).
+    Returns the new count in ``out`` and how many such moves are legal (some may score too low).
+    """
+    n_legal = 0
+    n_actions, piles = sp[SP_N_ACTIONS], sp[SP_PILES]
+    wrap = sp[SP_WRAP] != 0
+    n_stock, n_waste = s[sp[O_NSTOCK]], s[sp[O_NWASTE]]
+    first_f, first_t, first_e = (sp[A_FIRST + WASTE_TO_FOUNDATION], sp[A_FIRST + WASTE_TO_TABLEAU],
+                                 sp[A_FIRST + WASTE_TO_EMPTY])
+    empty = first_e >= 0 and core.lowest_empty_pile(s, sp) >= 0
+    after_redeal = n_waste - 1 if sp[A_FIRST + REDEAL] >= 0 and s[sp[O_REDEALS]] > 0 else 0
+    for i in range(n_stock + max(0, after_redeal)):
+        if i < n_stock:
+            card, steps = s[sp[O_STOCK] + n_stock - 1 - i], i + 1
+        else:  # after the redeal the old waste comes again from its bottom card
+            card, steps = s[sp[O_WASTE] + i - n_stock], i + 2
+        for t in range(piles + 2):
+            if t == 0:
+                a = first_f if core.foundation_for(s, sp, card) >= 0 else -1
+            elif t <= piles:
+                onto = core.top_card(s, sp, t - 1)
+                a = first_t + t - 1 if onto >= 0 and core.builds_on(card, onto, wrap) else -1
+            else:
+                a = first_e if empty else -1
+            if a < 0:
+                continue
+            n_legal += 1
+            sc = _MACRO - steps
+            if sc < min_score:
+                continue
+            if jitter > 0:
+                sc += np.random.randint(0, jitter)
+            _insert(scores, out, k, sc, a + n_actions * steps)
+            k += 1
+    return k, n_legal
+
+
+@_jit
+def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only, macros, scores) -> int:
     """Write the legal actions scoring at least ``min_score`` into ``out``, best first; return how many.
 
     With ``stock_only``, only the moves that involve the stock or the waste (the others are searched
@@ -298,34 +409,50 @@ def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only)
     move was left out otherwise: the search is then no proof of a loss.
     """
     n_legal = core.legal_mask(s, sp, actions, mask)
-    scores = np.empty(n_legal, dtype=np.int64)
     k = 0
     for a in range(sp[SP_N_ACTIONS]):
         if mask[a]:
-            if stock_only and not _uses_stock(actions[a, 0]):
-                n_legal -= 1
+            kind = actions[a, 0]
+            if (stock_only and not _uses_stock(kind)) or (macros and (kind == DRAW or kind == REDEAL)):
+                n_legal -= 1  # searched elsewhere: from the position before the draw, or as a macro
                 continue
             sc = _move_score(s, sp, actions, a)
             if sc < min_score:
                 continue
             if jitter > 0:
                 sc += np.random.randint(0, jitter)
-            j = k
-            while j > 0 and scores[j - 1] < sc:  # insertion sort, stable
-                scores[j] = scores[j - 1]
-                out[j] = out[j - 1]
-                j -= 1
-            scores[j] = sc
-            out[j] = a
+            _insert(scores, out, k, sc, a)
             k += 1
     if k < n_legal:
         regs[R_PRUNED] = 1
+    if macros:
+        k2, n_all = _stock_macros(s, sp, actions, out, scores, k, min_score, jitter)
+        if k2 < k + n_all:
+            regs[R_PRUNED] = 1
+        k = k2
     return k
 
 
 @_jit
+def _step_action(s, sp) -> int:
+    """The action that steps through the stock here: a draw, or a redeal when the stock is empty."""
+    return sp[A_FIRST + DRAW] if s[sp[O_NSTOCK]] > 0 else sp[A_FIRST + REDEAL]
+
+
+@_jit
+def _apply_move(s, sp, actions, m) -> int:
+    """Play search move ``m`` (an action id, or a stock macro: see :func:`_stock_macros`); return its last action."""
+    n_actions = sp[SP_N_ACTIONS]
+    for _ in range(m // n_actions):
+        _stock_step(s, sp, actions)
+    a = m % n_actions
+    core.apply_action(s, sp, actions, a)
+    return a
+
+
+@_jit
 def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move, regs, budget, scratch, mask,
-            min_score, jitter, seed, prune_after_draw) -> None:
+            min_score, jitter, seed, prune_after_draw, macros, scores) -> None:
     """Run the depth-first search for at most ``budget`` nodes, resuming from ``regs``."""
     n_cards = sp[SP_NCARDS]
     max_depth = states.shape[0]
@@ -341,7 +468,8 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
             return
         _table_insert(table, state_key(states[0], sp))
         regs[R_STORED] = 1
-        n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score, regs, jitter, False)
+        n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score, regs, jitter, False, macros,
+                                  scores)
         next_move[0] = 0
         regs[R_DEPTH] = 0
     done = 0
@@ -353,14 +481,14 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
                 return
             regs[R_DEPTH] = d - 1
             continue
-        a = moves[d, next_move[d]]
+        m = moves[d, next_move[d]]
         next_move[d] += 1
         if d + 1 >= max_depth:
             regs[R_DEPTH_HIT] = 1
             continue
         child = states[d + 1]
         child[:] = states[d]
-        core.apply_action(child, sp, actions, a)
+        a = _apply_move(child, sp, actions, m)
         _play_safe_moves(child, sp, actions, scratch, 0)
         done += 1
         regs[R_NODES] += 1
@@ -371,7 +499,8 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
             regs[R_DEPTH] = d + 1
             regs[R_STATUS] = WON
             return
-        if _table_insert(table, state_key(child, sp)) == 0 or _deadlocked(child, sp):
+        new = _insert_undominated(table, child, sp) if macros else _table_insert(table, state_key(child, sp)) == 1
+        if not new or _deadlocked(child, sp):
             continue
         regs[R_STORED] += 1
         if regs[R_STORED] >= max_load:
@@ -384,7 +513,7 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
         plain_draw = (kind == DRAW or kind == REDEAL) and found == core.foundation_cards(states[d], sp)
         stock_only = prune_after_draw and plain_draw
         n_moves[d + 1] = _order_moves(child, sp, actions, mask, moves[d + 1], min_score, regs, jitter,
-                                      stock_only)
+                                      stock_only, macros, scores)
         next_move[d + 1] = 0
         regs[R_DEPTH] = d + 1
 
@@ -395,8 +524,12 @@ def _replay_path(s0, sp, actions, path, n_path, out) -> int:
     s = s0.copy()
     n = _play_safe_moves(s, sp, actions, out, 0)
     for i in range(n_path):
-        core.apply_action(s, sp, actions, path[i])
-        out[n] = path[i]
+        for _ in range(path[i] // sp[SP_N_ACTIONS]):
+            out[n] = _step_action(s, sp)
+            core.apply_action(s, sp, actions, out[n])
+            n += 1
+        out[n] = path[i] % sp[SP_N_ACTIONS]
+        core.apply_action(s, sp, actions, out[n])
         n = _play_safe_moves(s, sp, actions, out, n + 1)
     return n
 
@@ -442,6 +575,7 @@ class Solver:
     jitter: int = 0  # add a random 0..jitter-1 to every move's score (restarts)
     seed: int = 0  # seeds the jitter
     prune_after_draw: bool = False  # after a draw that played nothing, search only stock and waste moves
+    stock_macros: bool = False  # "draw to a card and play it" as one move, instead of single draws
     _arrays: dict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -452,12 +586,14 @@ class Solver:
         self._arrays = dict(
             table=np.zeros(slots, dtype=np.uint64),
             states=np.zeros((self.max_depth, v.state_size), dtype=np.int8),
-            moves=np.zeros((self.max_depth, v.n_actions), dtype=np.int16),
+            # Room for every action, and for every stock card played anywhere as a macro.
+            moves=np.zeros((self.max_depth, v.n_actions + v.n_cards * (v.spec[SP_PILES] + 2)), dtype=np.int32),
             n_moves=np.zeros(self.max_depth, dtype=np.int32),
             next_move=np.zeros(self.max_depth, dtype=np.int32),
             regs=np.zeros(N_REGS, dtype=np.int64),
             scratch=np.zeros(v.n_cards + 1, dtype=np.int16),
             mask=np.zeros(v.n_actions, dtype=np.int8),
+            scores=np.zeros(v.n_actions + v.n_cards * (v.spec[SP_PILES] + 2), dtype=np.int64),
         )
         self.max_load = int(slots * 0.75)
 
@@ -485,20 +621,24 @@ class Solver:
         a = self._arrays
         _search(self.start, self.variant.spec, self.variant.actions, a["table"], self.max_load, a["states"],
                 a["moves"], a["n_moves"], a["next_move"], a["regs"], budget, a["scratch"], a["mask"],
-                self.min_score, self.jitter, self.seed, self.prune_after_draw)
+                self.min_score, self.jitter, self.seed, self.prune_after_draw, self.stock_macros, a["scores"])
         return int(a["regs"][R_STATUS])
 
     def first_move(self) -> int:
         """After a win: the first branching move from the start (-1 if the start itself was won)."""
         a = self._arrays
-        return int(a["moves"][0, a["next_move"][0] - 1]) if a["regs"][R_DEPTH] > 0 else -1
+        if a["regs"][R_DEPTH] == 0:
+            return -1
+        m = int(a["moves"][0, a["next_move"][0] - 1])
+        return m if m < self.variant.n_actions else int(_step_action(a["states"][0], self.variant.spec))
 
     def solution(self) -> list[int]:
         """After a win: every action id from the start position to the win."""
         a = self._arrays
         depth = int(a["regs"][R_DEPTH])
-        path = np.array([a["moves"][d, a["next_move"][d] - 1] for d in range(depth)], dtype=np.int16)
-        out = np.zeros(depth + self.variant.n_cards + 1, dtype=np.int16)
+        path = np.array([a["moves"][d, a["next_move"][d] - 1] for d in range(depth)], dtype=np.int32)
+        steps = int((path // self.variant.n_actions).sum())
+        out = np.zeros(depth + steps + self.variant.n_cards + 1, dtype=np.int16)
         n = _replay_path(self.start, self.variant.spec, self.variant.actions, path, depth, out)
         return [int(x) for x in out[:n]]
 
@@ -514,6 +654,10 @@ PROMISING = 300
 # 250, restarts with 1500 won 12 within 30 s.
 JITTER = 1500
 RESTART_NODES = 20_000
+# The games whose deals are solved with stock macros unless told otherwise. In Rainbow they decide more
+# deals for the same positions searched (at 4M per deal: 11 more proved lost, as many won); in the
+# two-deck games the restarts with them won none of the 19 Rank and File deals undecided at 60 s.
+STOCK_MACROS_BY_DEFAULT = frozenset({"rainbow"})
 
 
 def _luby(i: int) -> int:
@@ -540,7 +684,7 @@ def _drive(solver: Solver, stop, slice_nodes: int) -> tuple[int, str]:
 def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray | None = None,
           time_limit: float | None = 60.0, max_nodes: int | None = None, memory_mb: int = 256,
           max_depth: int = 4096, slice_nodes: int = 50_000, first_phase: float = 0.9,
-          prune_after_draw: bool = False) -> SolveResult:
+          prune_after_draw: bool = False, stock_macros: bool | None = None) -> SolveResult:
     """Solve deal ``seed`` of ``game`` (or the position ``state_array``) with every card known.
 
     Two phases: for the first ``first_phase`` share of the time and node limits, restarted searches
@@ -551,7 +695,9 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
     always in Rainbow, is complete itself and runs on to the overall limits whatever the share.
     ``prune_after_draw`` searches only stock and waste moves after a draw that played nothing (sound:
     see :func:`_search`; it shrinks Rainbow's proofs, and is off by default only because the published
-    figures were made without it). Raises ``ValueError`` for an unknown game, a bad seed, or a limit
+    figures were made without it). ``stock_macros`` searches "draw to a card and play it" as one move
+    (:func:`_stock_macros`); ``None`` means the game's default, :data:`STOCK_MACROS_BY_DEFAULT`. Raises
+    ``ValueError`` for an unknown game, a bad seed, or a limit
     that is not positive.
     """
     variant = get_variant(game)
@@ -563,6 +709,8 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
         raise ValueError(f"max_nodes must be positive, got {max_nodes}")
     if not 0 <= first_phase < 1:
         raise ValueError(f"first_phase must be in [0, 1), got {first_phase}")
+    if stock_macros is None:
+        stock_macros = variant.name in STOCK_MACROS_BY_DEFAULT
     if state_array is None:
         start = state.deal(variant, state.check_seed(seed))
     else:
@@ -602,7 +750,8 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
         cap = RESTART_NODES * _luby(restart + 1)
         table_mb = memory_mb if restart == 0 else max(1, min(memory_mb, cap * 16 >> 20))
         solver = Solver(variant, start.copy(), memory_mb=table_mb, max_depth=max_depth, min_score=PROMISING,
-                        jitter=JITTER if restart else 0, seed=restart, prune_after_draw=prune_after_draw)
+                        jitter=JITTER if restart else 0, seed=restart, prune_after_draw=prune_after_draw,
+                        stock_macros=stock_macros)
 
         def stop(solver: Solver, cap: int = cap, first: bool = restart == 0) -> str:
             if first and not solver.pruned:
@@ -625,7 +774,8 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
             break
         restart += 1
     # Phase 2: every move.
-    solver = Solver(variant, start.copy(), memory_mb=memory_mb, max_depth=max_depth, prune_after_draw=prune_after_draw)
+    solver = Solver(variant, start.copy(), memory_mb=memory_mb, max_depth=max_depth, prune_after_draw=prune_after_draw,
+                    stock_macros=stock_macros)
     status, reason = _drive(solver, all_over, slice_nodes)
     nodes += solver.nodes
     best = max(best, solver.best_foundation)

@@ -147,9 +147,26 @@ def test_retry_solves_only_the_unknown_deals_again(tmp_path, capsys):
 def test_prune_after_draw_reaches_the_solver(tmp_path):
     out = tmp_path / "r.csv"
     assert main(["solve", "rainbow", "--seeds", "953:954", "--max-nodes", "3000000", "--prune-after-draw",
-                 "--jobs", "1", "--no-progress", "--csv", str(out)]) == 0
+                 "--no-stock-macros", "--jobs", "1", "--no-progress", "--csv", str(out)]) == 0
     (row,) = list(csv.DictReader(out.open()))
-    pruned = solve("rainbow", seed=953, time_limit=None, max_nodes=3000000, prune_after_draw=True)
-    full = solve("rainbow", seed=953, time_limit=None, max_nodes=3000000)
+    pruned = solve("rainbow", seed=953, time_limit=None, max_nodes=3000000, prune_after_draw=True, stock_macros=False)
+    full = solve("rainbow", seed=953, time_limit=None, max_nodes=3000000, stock_macros=False)
     assert (row["result"], int(row["nodes"])) == (pruned.result, pruned.nodes) == ("lost", pruned.nodes)
     assert pruned.nodes < full.nodes
+
+
+@pytest.mark.parametrize("game, flag, macros", [
+    ("rainbow", None, True), ("rainbow", "--no-stock-macros", False),
+    ("rank_and_file", None, False), ("rank_and_file", "--stock-macros", True)])
+def test_stock_macros_default_per_game_and_flags_reach_the_solver(tmp_path, game, flag, macros):
+    out = tmp_path / "r.csv"
+    seeds = "953:954" if game == "rainbow" else "0:1"
+    args = ["solve", game, "--seeds", seeds, "--max-nodes", "3000000", "--jobs", "1", "--no-progress",
+            "--csv", str(out)]
+    assert main(args + ([flag] if flag else [])) == 0
+    (row,) = list(csv.DictReader(out.open()))
+    seed = int(seeds.split(":")[0])
+    chosen = solve(game, seed=seed, time_limit=None, max_nodes=3000000, stock_macros=macros)
+    other = solve(game, seed=seed, time_limit=None, max_nodes=3000000, stock_macros=not macros)
+    assert (row["result"], int(row["nodes"])) == (chosen.result, chosen.nodes)
+    assert chosen.nodes != other.nodes  # the two searches differ, so the row tells which one ran

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from solitaire_env import Game, core
+from solitaire_env import Game, core, variant
 from solitaire_env.cards import RANKS, SUITS
 from solitaire_env.evaluation import agent_seed
 from solitaire_env.games import get_variant
@@ -404,24 +404,71 @@ def test_solver_cache_is_dropped_when_the_core_changes():
 @pytest.mark.parametrize("seed", [240, 736, 832, 953])
 def test_pruning_after_a_draw_proves_the_same_losses_with_fewer_positions(seed):
     # Fewer positions generated (nodes), never more distinct ones stored.
-    full = solve("rainbow", seed=seed, time_limit=None, max_nodes=3_000_000)
-    pruned = solve("rainbow", seed=seed, time_limit=None, max_nodes=3_000_000, prune_after_draw=True)
+    full = solve("rainbow", seed=seed, time_limit=None, max_nodes=3_000_000, stock_macros=False)
+    pruned = solve("rainbow", seed=seed, time_limit=None, max_nodes=3_000_000, prune_after_draw=True,
+                   stock_macros=False)
     assert full.result == pruned.result == "lost"
     assert pruned.nodes < full.nodes and pruned.stored <= full.stored
 
 
 def test_pruning_after_a_draw_keeps_the_hand_built_answers():
-    won = solve_state(rainbow_redeal(1), prune_after_draw=True)
+    won = solve_state(rainbow_redeal(1), prune_after_draw=True, stock_macros=False)
     assert won.result == "won"
     replay_to_win("Rainbow-v0", won.moves, state=rainbow_redeal(1))
-    assert solve_state(rainbow_redeal(0), prune_after_draw=True).result == "lost"
-    assert solve_state(split_position(), prune_after_draw=True).result == "won"
-    assert solve_state(dead_end(), prune_after_draw=True).result == "lost"
+    assert solve_state(rainbow_redeal(0), prune_after_draw=True, stock_macros=False).result == "lost"
+    assert solve_state(split_position(), prune_after_draw=True, stock_macros=False).result == "won"
+    assert solve_state(dead_end(), prune_after_draw=True, stock_macros=False).result == "lost"
 
 
 @pytest.mark.parametrize("game, seeds", [("rainbow", [0, 4, 9, 10]), ("rank_and_file", [0, 1])])
 def test_pruning_after_a_draw_finds_wins_that_replay(game, seeds):
     for seed in seeds:
-        result = solve(game, seed=seed, time_limit=None, max_nodes=3_000_000, prune_after_draw=True)
+        result = solve(game, seed=seed, time_limit=None, max_nodes=3_000_000, prune_after_draw=True, stock_macros=False)
         assert result.result == "won", (game, seed, result)
         replay_to_win(ENV_OF[game], result.moves, seed=seed)
+
+
+# --- stock macros: "draw to a card and play it" as one move -------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [240, 736, 832, 953])
+def test_stock_macros_prove_the_same_losses_with_fewer_positions(seed):
+    full = solve("rainbow", seed=seed, time_limit=None, max_nodes=3_000_000, stock_macros=False)
+    macros = solve("rainbow", seed=seed, time_limit=None, max_nodes=3_000_000, stock_macros=True)
+    assert full.result == macros.result == "lost"
+    assert macros.stored < full.stored
+
+
+def test_stock_macros_keep_the_hand_built_answers():
+    won = solve_state(rainbow_redeal(1), stock_macros=True)
+    assert won.result == "won"
+    kinds = [int(get_variant("rainbow").actions[a, 0]) for a in won.moves]
+    assert kinds[0] == REDEAL and kinds.count(DRAW) == 3  # the macro's steps come out as single actions
+    replay_to_win("Rainbow-v0", won.moves, state=rainbow_redeal(1))
+    assert solve_state(rainbow_redeal(0), stock_macros=True).result == "lost"
+    assert solve_state(split_position(), stock_macros=True).result == "won"
+    assert solve_state(dead_end(), stock_macros=True).result == "lost"
+
+
+@pytest.mark.parametrize("game, seeds", [("rainbow", [0, 4, 9, 10]), ("rank_and_file", [0, 1]), ("number_ten", [0])])
+def test_stock_macros_find_wins_that_replay(game, seeds):
+    for seed in seeds:
+        result = solve(game, seed=seed, time_limit=None, max_nodes=3_000_000, stock_macros=True)
+        assert result.result == "won", (game, seed, result)
+        replay_to_win(ENV_OF[game], result.moves, seed=seed)
+
+
+def test_a_stored_position_with_more_redeals_left_covers_the_same_position_with_fewer():
+    from solitaire_env.solver import _insert_undominated
+
+    v = get_variant("rainbow")
+    s = from_json(rainbow_redeal(2))[1]
+    table = np.zeros(1 << 10, dtype=np.uint64)
+    fewer = s.copy()
+    fewer[v.spec[variant.O_REDEALS]] = 1
+    assert _insert_undominated(table, s, v.spec)  # new
+    assert not _insert_undominated(table, s, v.spec)  # stored already
+    assert not _insert_undominated(table, fewer, v.spec)  # covered by the one with 2 redeals
+    table[:] = 0
+    assert _insert_undominated(table, fewer, v.spec)  # fewer redeals do not cover more
+    assert _insert_undominated(table, s, v.spec)
