@@ -26,6 +26,18 @@ Depth-first search over positions, iterative (an explicit stack of positions), c
   reaches what ``t`` then the same draw reaches from the position before; by induction on the order
   positions are first reached, that one is searched too, even when the table already held the
   position after the draw. Fewer positions are generated; the distinct positions stay the same.
+* **Stock macros** (``stock_macros``, the default for Rainbow): no single draws; instead one move
+  "step through the stock k times (drawing, and redealing once the stock is empty), then play the
+  waste's new top card" for every card of the stock and waste and every place it can go
+  (:func:`_stock_macros`). Complete: draws and redeals change only stock and waste, and no table move
+  reads or changes them, so in any winning line each run of draws can be moved to just before the
+  waste play it leads to (a won game ends with the stock and waste empty, so there is one); and a
+  card reached again after a redeal lies where it lay before, with a redeal fewer, so the fewest
+  steps to each card are enough. Only the positions after a play are stored, not the ones in between
+  draws. They are tried where the draws they stand for were (a score of 400 less one a step: the
+  nearest card first). With macros, a position is also skipped when the same one with *more* redeals
+  left is stored: a redeal is never forced, so that one wins, by the same moves and in as few, whatever
+  wins from this one, and the table's induction goes through unchanged.
 * **Limits**: a node limit, a time limit (the compiled search runs in slices; Python checks the
   clock between them), a memory limit (the table's size), and a depth limit. Hitting any of them
   gives ``unknown``; ``lost`` means the whole reachable space was searched.
@@ -329,14 +341,9 @@ def _uses_stock(kind: int) -> bool:
 
 
 @_jit
-def _stock_step(s, sp, actions) -> bool:
-    """One step through the stock: a draw, or a redeal once it is empty; False if neither is legal."""
-    a = sp[A_FIRST + DRAW]
-    if s[sp[O_NSTOCK]] == 0:
-        a = sp[A_FIRST + REDEAL]
-        if a < 0:
-            return False
-    return core.apply_action(s, sp, actions, a) > 0
+def _step_action(s, sp) -> int:
+    """The action that steps through the stock here: a draw, or a redeal once it is empty (-1: no redeals)."""
+    return sp[A_FIRST + DRAW] if s[sp[O_NSTOCK]] > 0 else sp[A_FIRST + REDEAL]
 
 
 @_jit
@@ -434,17 +441,11 @@ def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only,
 
 
 @_jit
-def _step_action(s, sp) -> int:
-    """The action that steps through the stock here: a draw, or a redeal when the stock is empty."""
-    return sp[A_FIRST + DRAW] if s[sp[O_NSTOCK]] > 0 else sp[A_FIRST + REDEAL]
-
-
-@_jit
 def _apply_move(s, sp, actions, m) -> int:
     """Play search move ``m`` (an action id, or a stock macro: see :func:`_stock_macros`); return its last action."""
     n_actions = sp[SP_N_ACTIONS]
     for _ in range(m // n_actions):
-        _stock_step(s, sp, actions)
+        core.apply_action(s, sp, actions, _step_action(s, sp))
     a = m % n_actions
     core.apply_action(s, sp, actions, a)
     return a
@@ -575,7 +576,7 @@ class Solver:
     jitter: int = 0  # add a random 0..jitter-1 to every move's score (restarts)
     seed: int = 0  # seeds the jitter
     prune_after_draw: bool = False  # after a draw that played nothing, search only stock and waste moves
-    stock_macros: bool = False  # "draw to a card and play it" as one move, instead of single draws
+    stock_macros: bool = False  # "draw to a card and play it" as one move, instead of single draws (module doc)
     _arrays: dict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
