@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default 0.9; in [0, 1); Rainbow's first search is complete and ignores it)")
     so.add_argument("--prune-after-draw", action="store_true",
                     help="after a draw that played nothing, search only stock and waste moves: sound, and smaller "
-                         "proofs in Rainbow; off by default because the published figures were made without it")
+                         "proofs with single draws; off by default (no gain on the two-deck games, and nothing to "
+                         "prune with stock macros)")
     so.add_argument("--stock-macros", action=argparse.BooleanOptionalAction, default=None,
                     help="search 'draw to a card and play it' as one move instead of single draws: sound, fewer "
                          "positions (default: on for Rainbow, off for the two-deck games)")

@@ -695,11 +695,11 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
     them, and the complete search proved none lost); a first search that leaves no move out, as
     always in Rainbow, is complete itself and runs on to the overall limits whatever the share.
     ``prune_after_draw`` searches only stock and waste moves after a draw that played nothing (sound:
-    see :func:`_search`; it shrinks Rainbow's proofs, and is off by default only because the published
-    figures were made without it). ``stock_macros`` searches "draw to a card and play it" as one move
-    (:func:`_stock_macros`); ``None`` means the game's default, :data:`STOCK_MACROS_BY_DEFAULT`. Raises
-    ``ValueError`` for an unknown game, a bad seed, or a limit
-    that is not positive.
+    see :func:`_search`; an option kept for comparison, off by default: it gained nothing on the
+    two-deck games, and stock macros leave no plain draw to prune after). ``stock_macros`` searches
+    "draw to a card and play it" as one move (:func:`_stock_macros`); ``None`` means the game's
+    default, :data:`STOCK_MACROS_BY_DEFAULT`. Raises ``ValueError`` for an unknown game, a bad seed,
+    or a limit that is not positive.
     """
     variant = get_variant(game)
     if (seed is None) == (state_array is None):
