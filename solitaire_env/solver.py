@@ -380,6 +380,9 @@ def _stock_macros(s, sp, actions, out, scores, k, min_score, jitter):
     first_f, first_t, first_e = (sp[A_FIRST + WASTE_TO_FOUNDATION], sp[A_FIRST + WASTE_TO_TABLEAU],
                                  sp[A_FIRST + WASTE_TO_EMPTY])
     empty = first_e >= 0 and core.lowest_empty_pile(s, sp) >= 0
+    tops = np.empty(piles, dtype=np.int64)
+    for p in range(piles):
+        tops[p] = core.top_card(s, sp, p)
     after_redeal = n_waste - 1 if sp[A_FIRST + REDEAL] >= 0 and s[sp[O_REDEALS]] > 0 else 0
     for i in range(n_stock + max(0, after_redeal)):
         if i < n_stock:
@@ -390,7 +393,7 @@ def _stock_macros(s, sp, actions, out, scores, k, min_score, jitter):
             if t == 0:
                 a = first_f if core.foundation_for(s, sp, card) >= 0 else -1
             elif t <= piles:
-                onto = core.top_card(s, sp, t - 1)
+                onto = tops[t - 1]
                 a = first_t + t - 1 if onto >= 0 and core.builds_on(card, onto, wrap) else -1
             else:
                 a = first_e if empty else -1
@@ -441,11 +444,31 @@ def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only,
 
 
 @_jit
+def _step_through_stock(s, sp, steps: int) -> None:
+    """``steps`` draws, with a redeal where the stock runs out: what the same draw and redeal actions do,
+    without looking each one up (a macro can stand for dozens)."""
+    o_stock, o_waste = sp[O_STOCK], sp[O_WASTE]
+    for _ in range(steps):
+        n, w = s[sp[O_NSTOCK]], s[sp[O_NWASTE]]
+        if n > 0:
+            s[o_waste + w] = s[o_stock + n - 1]
+            s[o_stock + n - 1] = 0
+            s[sp[O_NSTOCK]] = n - 1
+            s[sp[O_NWASTE]] = w + 1
+        else:  # the redeal: the waste turned over, its first card dealt first again
+            for k in range(w):
+                s[o_stock + k] = s[o_waste + w - 1 - k]
+                s[o_waste + w - 1 - k] = 0
+            s[sp[O_NSTOCK]] = w
+            s[sp[O_NWASTE]] = 0
+            s[sp[O_REDEALS]] -= 1
+
+
+@_jit
 def _apply_move(s, sp, actions, m) -> int:
     """Play search move ``m`` (an action id, or a stock macro: see :func:`_stock_macros`); return its last action."""
     n_actions = sp[SP_N_ACTIONS]
-    for _ in range(m // n_actions):
-        core.apply_action(s, sp, actions, _step_action(s, sp))
+    _step_through_stock(s, sp, m // n_actions)
     a = m % n_actions
     core.apply_action(s, sp, actions, a)
     return a
