@@ -380,21 +380,33 @@ def _stock_macros(s, sp, actions, out, scores, k, min_score, jitter):
     first_f, first_t, first_e = (sp[A_FIRST + WASTE_TO_FOUNDATION], sp[A_FIRST + WASTE_TO_TABLEAU],
                                  sp[A_FIRST + WASTE_TO_EMPTY])
     empty = first_e >= 0 and core.lowest_empty_pile(s, sp) >= 0
-    tops = np.empty(piles, dtype=np.int64)
+    # Bit sets over cards: what the foundations take, and what builds on some pile's top card.
+    accepts, builds = core._foundation_accepts(s, sp), 0
     for p in range(piles):
-        tops[p] = core.top_card(s, sp, p)
+        top = core.top_card(s, sp, p)
+        below = (top % 13 + 12) % 13 if wrap else top % 13 - 1
+        if top >= 0 and below >= 0:
+            for suit in range(4):
+                if core.is_red(suit * 13) != core.is_red(top):
+                    builds |= 1 << (suit * 13 + below)
     after_redeal = n_waste - 1 if sp[A_FIRST + REDEAL] >= 0 and s[sp[O_REDEALS]] > 0 else 0
     for i in range(n_stock + max(0, after_redeal)):
         if i < n_stock:
             card, steps = s[sp[O_STOCK] + n_stock - 1 - i], i + 1
         else:  # after the redeal the old waste comes again from its bottom card
             card, steps = s[sp[O_WASTE] + i - n_stock], i + 2
+        bit = 1 << card
+        if not empty and (accepts | builds) & bit == 0:
+            continue
         for t in range(piles + 2):
             if t == 0:
-                a = first_f if core.foundation_for(s, sp, card) >= 0 else -1
+                a = first_f if accepts & bit else -1
             elif t <= piles:
-                onto = tops[t - 1]
-                a = first_t + t - 1 if onto >= 0 and core.builds_on(card, onto, wrap) else -1
+                a = -1
+                if builds & bit:
+                    onto = core.top_card(s, sp, t - 1)
+                    if onto >= 0 and core.builds_on(card, onto, wrap):
+                        a = first_t + t - 1
             else:
                 a = first_e if empty else -1
             if a < 0:
@@ -511,7 +523,9 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
             regs[R_DEPTH_HIT] = 1
             continue
         child = states[d + 1]
-        child[:] = states[d]
+        parent = states[d]
+        for i in range(parent.shape[0]):  # an explicit loop: numba's slice copy costs 20 times as much here
+            child[i] = parent[i]
         a = _apply_move(child, sp, actions, m)
         _play_safe_moves(child, sp, actions, scratch, 0)
         done += 1
