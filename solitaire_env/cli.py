@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--stock-macros", action=argparse.BooleanOptionalAction, default=None,
                     help="search 'draw to a card and play it' as one move instead of single draws: sound, fewer "
                          "positions (default: on for Rainbow, off for the two-deck games)")
+    so.add_argument("--agent-guidance", action=argparse.BooleanOptionalAction, default=None,
+                    help="between restarts, play whole games with the noisy heuristic agent, and let every "
+                         "other restart order moves by the agent's rules (default: on for the two-deck "
+                         "games, off for Rainbow, whose search never restarts)")
     so.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
     so.add_argument("--csv", metavar="FILE", help="write one row per deal to FILE")
     so.add_argument("--json", metavar="FILE", help="write the summary to FILE")
@@ -257,6 +261,7 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     results = solve_deals(game, seeds, time_limit=args.time_limit, jobs=args.jobs or default_jobs(),
                           max_nodes=args.max_nodes, memory_mb=args.memory, first_phase=args.restart_share,
                           prune_after_draw=args.prune_after_draw, stock_macros=args.stock_macros,
+                          agent_guidance=args.agent_guidance,
                           progress=not args.no_progress,
                           csv_path=args.csv)
     if args.retry:

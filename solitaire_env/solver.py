@@ -38,6 +38,14 @@ Depth-first search over positions, iterative (an explicit stack of positions), c
   nearest card first). With macros, a position is also skipped when the same one with *more* redeals
   left is stored: a redeal is never forced, so that one wins, by the same moves and in as few, whatever
   wins from this one, and the table's induction goes through unchanged.
+* **Agent guidance** (``agent_guidance``, the default for the two-deck games): the restarts of
+  :func:`solve` borrow the heuristic agent's judgement, which wins some deals that the solver's own
+  move order misses. Every other restart orders moves by the agent's rules
+  (:func:`_agent_move_score`: a waste card onto a pile before turning a face-down card, foundation
+  moves that are not safe late, drawing only when nothing else makes progress). Between restarts the
+  agent with some noise (:func:`agents.heuristic.playout`) plays whole games from the start: it
+  sees only what a player sees, so a playout is a cheap and different line through the deal; when
+  one wins, its moves are the answer. Neither changes what a complete search proves.
 * **Limits**: a node limit, a time limit (the compiled search runs in slices; Python checks the
   clock between them), a memory limit (the table's size), and a depth limit. Hitting any of them
   gives ``unknown``; ``lost`` means the whole reachable space was searched.
@@ -334,6 +342,56 @@ def _move_score(s, sp, actions, a: int) -> int:
 
 
 @_jit
+def _agent_move_score(s, sp, actions, a: int) -> int:
+    """Like :func:`_move_score`, in the order of the heuristic agent's rules (:mod:`agents.heuristic`).
+
+    Safe foundation moves are played before any move is scored. Then: the reserve; the waste's top
+    card onto a pile (the pile with fewest face-down cards); moves that turn a face-down card up,
+    into an empty pile last; emptying a pile; the foundation moves that are not safe, low ranks first
+    (the card may still be needed to build on); a King (or, once the stock is out, any card) from
+    the waste into an empty pile; drawing; and last the rearrangements, scored as by
+    :func:`_move_score`.
+    """
+    kind, src, dst = actions[a, 0], actions[a, 1], actions[a, 2]
+    if kind == RESERVE_TO_TABLEAU or kind == RESERVE_TO_FOUNDATION:
+        return 950
+    if kind == WASTE_TO_TABLEAU:
+        return 920 - s[sp[O_DOWN] + dst]
+    if kind == DRAW:
+        return 320
+    if kind == REDEAL:
+        return 305
+    if kind == WASTE_TO_FOUNDATION:
+        return 580 - core.waste_top(s, sp) % 13
+    if kind == WASTE_TO_EMPTY:
+        return 550 if core.waste_top(s, sp) % 13 == 12 or s[sp[O_NSTOCK]] == 0 else 315
+    n = s[sp[O_LEN] + src]
+    down = s[sp[O_DOWN] + src]
+    if kind == TABLEAU_TO_FOUNDATION:
+        if n - 1 == down and down > 0:
+            return 900 + down  # turns a card up
+        return 580 - core.top_card(s, sp, src) % 13
+    count = core.resolve(s, sp, actions, a)[1]
+    if count == n - down and down > 0:
+        if kind == TABLEAU_TO_EMPTY:
+            return 850 + down
+        return 880 + 2 * down - s[sp[O_DOWN] + dst]  # from the pile with most face-down cards
+    if count == n:
+        return 700
+    left = n - count - down
+    if count == core.run_length(s, sp, src):
+        # Into an empty pile without turning a card up: the agent never does that (below the cut of
+        # the restarts, :data:`PROMISING`).
+        return max(310, 480 - 10 * left) if kind != TABLEAU_TO_EMPTY else 100
+    if kind == TABLEAU_TO_EMPTY:
+        return 100
+    exposed = core.pile_card(s, sp, src, n - count - 1)
+    if core.foundation_for(s, sp, exposed) >= 0:
+        return 500
+    return 200
+
+
+@_jit
 def _uses_stock(kind: int) -> bool:
     """Whether a move of this kind involves the stock or the waste."""
     return kind == DRAW or kind == REDEAL or kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU \
@@ -423,7 +481,7 @@ def _stock_macros(s, sp, actions, out, scores, k, min_score, jitter):
 
 
 @_jit
-def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only, macros, scores) -> int:
+def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only, macros, scores, agent_order) -> int:
     """Write the legal actions scoring at least ``min_score`` into ``out``, best first; return how many.
 
     With ``stock_only``, only the moves that involve the stock or the waste (the others are searched
@@ -438,7 +496,7 @@ def _order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only,
             if (stock_only and not _uses_stock(kind)) or (macros and (kind == DRAW or kind == REDEAL)):
                 n_legal -= 1  # searched elsewhere: from the position before the draw, or as a macro
                 continue
-            sc = _move_score(s, sp, actions, a)
+            sc = _agent_move_score(s, sp, actions, a) if agent_order else _move_score(s, sp, actions, a)
             if sc < min_score:
                 continue
             if jitter > 0:
@@ -488,7 +546,7 @@ def _apply_move(s, sp, actions, m) -> int:
 
 @_jit
 def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move, regs, budget, scratch, mask,
-            min_score, jitter, seed, prune_after_draw, macros, scores) -> None:
+            min_score, jitter, seed, prune_after_draw, macros, scores, agent_order) -> None:
     """Run the depth-first search for at most ``budget`` nodes, resuming from ``regs``."""
     n_cards = sp[SP_NCARDS]
     max_depth = states.shape[0]
@@ -505,7 +563,7 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
         _table_insert(table, state_key(states[0], sp))
         regs[R_STORED] = 1
         n_moves[0] = _order_moves(states[0], sp, actions, mask, moves[0], min_score, regs, jitter, False, macros,
-                                  scores)
+                                  scores, agent_order)
         next_move[0] = 0
         regs[R_DEPTH] = 0
     done = 0
@@ -551,7 +609,7 @@ def _search(s0, sp, actions, table, max_load, states, moves, n_moves, next_move,
         plain_draw = (kind == DRAW or kind == REDEAL) and found == core.foundation_cards(states[d], sp)
         stock_only = prune_after_draw and plain_draw
         n_moves[d + 1] = _order_moves(child, sp, actions, mask, moves[d + 1], min_score, regs, jitter,
-                                      stock_only, macros, scores)
+                                      stock_only, macros, scores, agent_order)
         next_move[d + 1] = 0
         regs[R_DEPTH] = d + 1
 
@@ -614,6 +672,7 @@ class Solver:
     seed: int = 0  # seeds the jitter
     prune_after_draw: bool = False  # after a draw that played nothing, search only stock and waste moves
     stock_macros: bool = False  # "draw to a card and play it" as one move, instead of single draws (module doc)
+    agent_order: bool = False  # order moves by the heuristic agent's rules (:func:`_agent_move_score`)
     _arrays: dict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -659,7 +718,8 @@ class Solver:
         a = self._arrays
         _search(self.start, self.variant.spec, self.variant.actions, a["table"], self.max_load, a["states"],
                 a["moves"], a["n_moves"], a["next_move"], a["regs"], budget, a["scratch"], a["mask"],
-                self.min_score, self.jitter, self.seed, self.prune_after_draw, self.stock_macros, a["scores"])
+                self.min_score, self.jitter, self.seed, self.prune_after_draw, self.stock_macros, a["scores"],
+                self.agent_order)
         return int(a["regs"][R_STATUS])
 
     def first_move(self) -> int:
@@ -696,6 +756,9 @@ RESTART_NODES = 20_000
 # deals for the same positions searched (at 4M per deal: 11 more proved lost, as many won); in the
 # two-deck games the restarts with them won none of the 19 Rank and File deals undecided at 60 s.
 STOCK_MACROS_BY_DEFAULT = frozenset({"rainbow"})
+# The games whose restarts take the heuristic agent's advice unless told otherwise (see :func:`solve`).
+# Rainbow's first search is complete and runs to the limits, so it never restarts.
+AGENT_GUIDANCE_BY_DEFAULT = frozenset({"rank_and_file", "number_ten"})
 
 
 def _luby(i: int) -> int:
@@ -722,7 +785,8 @@ def _drive(solver: Solver, stop, slice_nodes: int) -> tuple[int, str]:
 def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray | None = None,
           time_limit: float | None = 60.0, max_nodes: int | None = None, memory_mb: int = 256,
           max_depth: int = 4096, slice_nodes: int = 50_000, first_phase: float = 0.9,
-          prune_after_draw: bool = False, stock_macros: bool | None = None) -> SolveResult:
+          prune_after_draw: bool = False, stock_macros: bool | None = None,
+          agent_guidance: bool | None = None) -> SolveResult:
     """Solve deal ``seed`` of ``game`` (or the position ``state_array``) with every card known.
 
     Two phases: for the first ``first_phase`` share of the time and node limits, restarted searches
@@ -735,8 +799,12 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
     see :func:`_search`; an option kept for comparison, off by default: it gained nothing on the
     two-deck games, and stock macros leave no plain draw to prune after). ``stock_macros`` searches
     "draw to a card and play it" as one move (:func:`_stock_macros`); ``None`` means the game's
-    default, :data:`STOCK_MACROS_BY_DEFAULT`. Raises ``ValueError`` for an unknown game, a bad seed,
-    or a limit that is not positive.
+    default, :data:`STOCK_MACROS_BY_DEFAULT`. ``agent_guidance`` borrows the heuristic agent's
+    judgement in the restarts: every other restart orders moves by its rules
+    (:func:`_agent_move_score`), and between restarts the noisy heuristic plays whole games from the
+    start (:func:`agents.heuristic.playout`; a won playout is a winning move list like any other);
+    ``None`` means the game's default, :data:`AGENT_GUIDANCE_BY_DEFAULT`. Raises ``ValueError`` for
+    an unknown game, a bad seed, or a limit that is not positive.
     """
     variant = get_variant(game)
     if (seed is None) == (state_array is None):
@@ -749,6 +817,10 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
         raise ValueError(f"first_phase must be in [0, 1), got {first_phase}")
     if stock_macros is None:
         stock_macros = variant.name in STOCK_MACROS_BY_DEFAULT
+    if agent_guidance is None:
+        agent_guidance = variant.name in AGENT_GUIDANCE_BY_DEFAULT
+    if agent_guidance:
+        from agents import heuristic  # the agents build on this package: imported only when used
     if state_array is None:
         start = state.deal(variant, state.check_seed(seed))
     else:
@@ -767,8 +839,8 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
             result("lost", solver)
 
     def over(node_cap: int | None, deadline: float | None):
-        def stop(solver: Solver) -> str:
-            if node_cap is not None and nodes + solver.nodes >= node_cap:
+        def stop(solver: Solver | None) -> str:
+            if node_cap is not None and nodes + (solver.nodes if solver else 0) >= node_cap:
                 return "nodes"
             if deadline is not None and time.perf_counter() >= deadline:
                 return "time"
@@ -783,13 +855,14 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
     # Phase 1: restarts over the promising moves. The first search, as long as it has left no move
     # out, is a complete search (always so in Rainbow, where every move is promising): it may then
     # run on to the overall limits and prove a loss.
-    restart = 0
+    restart = n_playouts = 0
     while first_phase > 0:
         cap = RESTART_NODES * _luby(restart + 1)
         table_mb = memory_mb if restart == 0 else max(1, min(memory_mb, cap * 16 >> 20))
         solver = Solver(variant, start.copy(), memory_mb=table_mb, max_depth=max_depth, min_score=PROMISING,
                         jitter=JITTER if restart else 0, seed=restart, prune_after_draw=prune_after_draw,
-                        stock_macros=stock_macros)
+                        stock_macros=stock_macros,
+                        agent_order=agent_guidance and restart % 2 == 1)
 
         def stop(solver: Solver, cap: int = cap, first: bool = restart == 0) -> str:
             if first and not solver.pruned:
@@ -811,6 +884,16 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
                 return result("unknown", solver, reason=reason or "memory")
             break
         restart += 1
+        # Between restarts, as many heuristic playouts as the restart's Luby term: about as much time.
+        for _ in range(_luby(restart) if agent_guidance else 0):
+            moves, played, reached = heuristic.playout(variant, start, seed=n_playouts)
+            n_playouts += 1
+            nodes += played
+            best = max(best, reached)
+            if moves is not None:
+                return result("won", solver, moves=moves)
+            if phase_over(None):
+                break
     # Phase 2: every move.
     solver = Solver(variant, start.copy(), memory_mb=memory_mb, max_depth=max_depth, prune_after_draw=prune_after_draw,
                     stock_macros=stock_macros)

@@ -94,20 +94,24 @@ def write_results(csv_path: str, results: Iterable[DealResult]) -> None:
         writer.writerows(asdict(r) for r in results)
 
 
-def _solve_one(args: tuple[str, int, float | None, int | None, int, float, bool, bool | None]) -> DealResult:
-    game, seed, time_limit, max_nodes, memory_mb, first_phase, prune_after_draw, stock_macros = args
+def _solve_one(args: tuple[str, int, float | None, int | None, int, float, bool, bool | None, bool | None]
+               ) -> DealResult:
+    game, seed, time_limit, max_nodes, memory_mb, first_phase, prune_after_draw, stock_macros, guidance = args
     r = solve(game, seed=seed, time_limit=time_limit, max_nodes=max_nodes, memory_mb=memory_mb,
-              first_phase=first_phase, prune_after_draw=prune_after_draw, stock_macros=stock_macros)
+              first_phase=first_phase, prune_after_draw=prune_after_draw, stock_macros=stock_macros,
+              agent_guidance=guidance)
     return DealResult(seed, r.result, r.reason, r.nodes, round(r.seconds, 4), r.solution_length, r.best_foundation)
 
 
 def solve_deals(game: str, seeds: Iterable[int], time_limit: float | None = 60.0, jobs: int = 1,
                 max_nodes: int | None = None, memory_mb: int = 512, first_phase: float = 0.9,
                 progress: bool = False, csv_path: str | None = None,
-                prune_after_draw: bool = False, stock_macros: bool | None = None) -> list[DealResult]:
+                prune_after_draw: bool = False, stock_macros: bool | None = None,
+                agent_guidance: bool | None = None) -> list[DealResult]:
     """Solve every deal in ``seeds``; results in seed order. ``jobs`` worker processes (1: this process).
 
-    ``first_phase``, ``prune_after_draw`` and ``stock_macros`` are passed on to :func:`solve`.
+    ``first_phase``, ``prune_after_draw``, ``stock_macros`` and ``agent_guidance`` are passed on to
+    :func:`solve`.
     """
     variant = get_variant(game)
     seeds = list(seeds)
@@ -117,8 +121,8 @@ def solve_deals(game: str, seeds: Iterable[int], time_limit: float | None = 60.0
         raise ValueError(f"time limit must be positive (seconds), got {time_limit}")
     if not 0 <= first_phase < 1:
         raise ValueError(f"the restart share must be in [0, 1), got {first_phase}")
-    tasks = [(variant.name, s, time_limit, max_nodes, memory_mb, first_phase, prune_after_draw, stock_macros)
-             for s in seeds]
+    tasks = [(variant.name, s, time_limit, max_nodes, memory_mb, first_phase, prune_after_draw, stock_macros,
+              agent_guidance) for s in seeds]
     out = open(csv_path, "w", newline="") if csv_path else None  # noqa: SIM115 (rows written as they come)
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
     if writer:

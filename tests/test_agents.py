@@ -129,6 +129,49 @@ def test_heuristic_is_deterministic_and_resets():
     assert first == second and len(first) > 50
 
 
+def test_noisy_heuristic_is_seeded_and_each_seed_plays_its_own_game():
+    env = gym.make("RankAndFile-v0", max_episode_steps=300)
+    plain = [a for _, _, a in _play(env, HeuristicAgent(env.unwrapped.variant), 3)]
+    games = {}
+    for seed in range(4):
+        agent = HeuristicAgent(env.unwrapped.variant, seed=seed, noise=25)
+        runs = []
+        for _ in range(2):
+            obs, info = env.reset(seed=3)
+            agent.reset(seed=seed)
+            moves, done = [], False
+            while not done and info["action_mask"].any():
+                moves.append(agent.act(obs, info))
+                obs, _, terminated, truncated, info = env.step(moves[-1])
+                done = terminated or truncated
+            runs.append(moves)
+        assert runs[0] == runs[1]  # the same seed, the same game
+        games[seed] = tuple(runs[0])
+    assert len(set(games.values())) > 1 and any(list(g) != plain for g in games.values())
+    with pytest.raises(ValueError, match="noise"):
+        HeuristicAgent("rank_and_file", noise=-1)
+
+
+@pytest.mark.parametrize("env_id", ["RankAndFile-v0", "Rainbow-v0"])
+def test_noisy_heuristic_sees_only_the_observation(env_id):
+    """The noise comes from the agent's own seed: twin positions that look the same get the same move."""
+    env, twin_env = gym.make(env_id, max_episode_steps=150), gym.make(env_id)
+    agent = HeuristicAgent(env.unwrapped.variant, seed=7, noise=25)
+    rng = random.Random(1)
+    obs, info = env.reset(seed=2)
+    compared, done = 0, False
+    while not done:
+        twin = _shuffle_hidden(env.unwrapped.get_state(), rng)
+        twin_obs, twin_info = twin_env.reset(options={"state": twin})
+        twin_agent = copy.deepcopy(agent)  # the same memory and the same random state
+        action = agent.act(obs, info)
+        assert twin_agent.act(twin_obs, twin_info) == action
+        compared += 1
+        obs, _, terminated, truncated, info = env.step(action)
+        done = terminated or truncated or not info["action_mask"].any()
+    assert compared > 50
+
+
 def test_random_agent_is_seeded():
     env = gym.make("RankAndFile-v0", max_episode_steps=200)
     runs = [[a for _, _, a in _play(env, RandomAgent(), 1)] for _ in range(2)]  # _play resets with seed 1

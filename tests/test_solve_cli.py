@@ -170,3 +170,14 @@ def test_stock_macros_default_per_game_and_flags_reach_the_solver(tmp_path, game
     other = solve(game, seed=seed, time_limit=None, max_nodes=3000000, stock_macros=not macros)
     assert (row["result"], int(row["nodes"])) == (chosen.result, chosen.nodes)
     assert chosen.nodes != other.nodes  # the two searches differ, so the row tells which one ran
+
+
+@pytest.mark.parametrize("flag, result",
+                         [(None, "won"), ("--agent-guidance", "won"), ("--no-agent-guidance", "unknown")])
+def test_agent_guidance_is_on_for_the_two_deck_games_and_the_flags_reach_the_solver(tmp_path, flag, result):
+    out = tmp_path / "r.csv"
+    args = ["solve", "rank_and_file", "--seeds", "336:337", "--max-nodes", "300000", "--jobs", "1", "--no-progress",
+            "--csv", str(out)]
+    assert main(args + ([flag] if flag else [])) == 0
+    (row,) = list(csv.DictReader(out.open()))
+    assert row["result"] == result  # deal 336 is won by a playout, not by the restarts, in 300k positions

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from agents import make_agent
+from agents.heuristic import playout
 from solitaire_env import Game, core, variant
 from solitaire_env.cards import RANKS, SUITS
 from solitaire_env.evaluation import agent_seed
 from solitaire_env.games import get_variant
-from solitaire_env.solver import _is_safe, solve
-from solitaire_env.state import from_json, to_json
+from solitaire_env.solver import EXHAUSTED, WON, Solver, _is_safe, solve
+from solitaire_env.state import deal, from_json, to_json
 from solitaire_env.variant import DRAW, REDEAL, TABLEAU_TO_TABLEAU
 
 ENV_OF = {"rank_and_file": "RankAndFile-v0", "number_ten": "NumberTen-v0", "rainbow": "Rainbow-v0"}
@@ -472,3 +473,41 @@ def test_a_stored_position_with_more_redeals_left_covers_the_same_position_with_
     table[:] = 0
     assert _insert_undominated(table, fewer, v.spec)  # fewer redeals do not cover more
     assert _insert_undominated(table, s, v.spec)
+
+
+# --- agent guidance ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game, seed", [("rank_and_file", 336), ("number_ten", 84)])
+def test_a_won_playout_replays_to_a_win_and_a_lost_one_says_how_far_it_got(game, seed):
+    start = deal(get_variant(game), seed)
+    won = next(p for p in (playout(game, start, seed=k) for k in range(20)) if p[0] is not None)
+    moves, played, reached = won
+    assert played == len(moves) and reached == 104
+    replay_to_win(ENV_OF[game], moves, seed=seed)
+    lost, played, reached = playout(game, deal(get_variant(game), 14), seed=0)  # a deal it does not win
+    assert lost is None and 0 < played and 0 < reached < 104
+
+
+def test_agent_guidance_wins_a_deal_the_restarts_alone_do_not():
+    """Rank and File deal 336: the noisy heuristic's first playout wins it; the restarts do not in 300k positions."""
+    limits = dict(time_limit=None, max_nodes=300_000)
+    alone = solve("rank_and_file", seed=336, agent_guidance=False, **limits)
+    guided = solve("rank_and_file", seed=336, agent_guidance=True, **limits)
+    assert alone.result == "unknown" and guided.result == "won"
+    replay_to_win("RankAndFile-v0", guided.moves, seed=336)
+    assert solve("rank_and_file", seed=336, **limits).result == "won"  # on by default in the two-deck games
+
+
+@pytest.mark.parametrize("state", [dead_end, split_position, lambda: rainbow_redeal(1), lambda: rainbow_redeal(0)])
+def test_the_agents_move_order_gives_complete_searches_the_same_answers(state):
+    v, s = from_json(state())
+    answers = set()
+    for agent_order in (False, True):
+        solver = Solver(v, s.copy(), memory_mb=16, agent_order=agent_order)
+        status = solver.run(1_000_000)
+        assert status in (WON, EXHAUSTED)
+        answers.add(status)
+        if status == WON:
+            replay_to_win(ENV_OF[v.name], solver.solution(), state=state())
+    assert len(answers) == 1
