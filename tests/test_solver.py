@@ -511,3 +511,47 @@ def test_the_agents_move_order_gives_complete_searches_the_same_answers(state):
         if status == WON:
             replay_to_win(ENV_OF[v.name], solver.solution(), state=state())
     assert len(answers) == 1
+
+
+# --- stock dominance: a position is as good as the same one further on in the stock -------------------
+
+
+def test_stock_dominance_ranks_redeals_left_then_cards_dealt():
+    from solitaire_env.solver import _insert_dominant, _step_through_stock
+
+    v = get_variant("rainbow")
+    deal_ = deal(v, 0)
+
+    def dealt(steps: int) -> np.ndarray:
+        s = deal_.copy()
+        _step_through_stock(s, v.spec, steps)
+        return s
+
+    n = int(deal_[v.spec[variant.O_NSTOCK]])
+    early, late, redealt = dealt(5), dealt(9), dealt(n + 1 + 2)  # the last: after the redeal, 2 dealt again
+    assert int(redealt[v.spec[variant.O_REDEALS]]) == 1
+    table, best = np.zeros(1 << 10, dtype=np.uint64), np.zeros(1 << 10, dtype=np.int16)
+    assert _insert_dominant(table, best, late, v.spec) == 1  # new
+    assert _insert_dominant(table, best, early, v.spec) == 2  # better: fewer cards dealt
+    assert _insert_dominant(table, best, late, v.spec) == 0  # early can deal on to it
+    assert _insert_dominant(table, best, redealt, v.spec) == 0  # a redeal fewer: early covers it
+    assert _insert_dominant(table, best, deal_, v.spec) == 2  # nothing dealt at all: best so far
+    played = early.copy()  # a different layout: the waste's top card gone
+    played[v.spec[variant.O_NWASTE]] -= 1
+    played[v.spec[variant.O_WASTE] + 4] = 0
+    assert _insert_dominant(table, best, played, v.spec) == 1
+
+
+@pytest.mark.parametrize("seed", [0, 4, 11, 240, 604, 736])
+def test_stock_dominance_gives_the_same_answers(seed):
+    v = get_variant("rainbow")
+    runs = []
+    for dominance in (False, True):
+        solver = Solver(v, deal(v, seed), memory_mb=64, stock_macros=True, stock_dominance=dominance)
+        runs.append((solver.run(3_000_000), solver.nodes))
+        if runs[-1][0] == WON:
+            replay_to_win("Rainbow-v0", solver.solution(), seed=seed)
+    (plain, plain_nodes), (dominance, dominance_nodes) = runs
+    assert dominance in (WON, EXHAUSTED) and plain in (dominance, 0)  # 0: still running at the node limit
+    if dominance == EXHAUSTED:
+        assert dominance_nodes < plain_nodes
