@@ -116,9 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="search 'draw to a card and play it' as one move instead of single draws: sound, fewer "
                          "positions (default: on for Rainbow, off for the two-deck games)")
     so.add_argument("--agent-guidance", action=argparse.BooleanOptionalAction, default=None,
-                    help="between restarts, play whole games with the noisy heuristic agent, and let every "
-                         "other restart order moves by the agent's rules (default: on for the two-deck "
-                         "games, off for Rainbow, whose search never restarts)")
+                    help="between restarts, play whole games with the noisy heuristic agent and, now and "
+                         "then, a rollout over a greedy player; every other restart orders moves by the "
+                         "agent's rules (default: on for the two-deck games, off for Rainbow, whose search "
+                         "never restarts)")
     so.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
     so.add_argument("--csv", metavar="FILE", help="write one row per deal to FILE")
     so.add_argument("--json", metavar="FILE", help="write the summary to FILE")

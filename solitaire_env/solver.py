@@ -61,7 +61,10 @@ Depth-first search over positions, iterative (an explicit stack of positions), c
   moves that are not safe late, drawing only when nothing else makes progress). Between restarts the
   agent with some noise (:func:`agents.heuristic.playout`) plays whole games from the start: it
   sees only what a player sees, so a playout is a cheap and different line through the deal; when
-  one wins, its moves are the answer. Neither changes what a complete search proves.
+  one wins, its moves are the answer. And every few restarts comes a *rollout* (:func:`rollout`,
+  with every card known): at each move, every legal move is tried and followed by a greedy line in
+  the agent's order that never returns to a position it has seen; the move whose line gets furthest
+  is played. None of these changes what a complete search proves.
 * **Limits**: a node limit, a time limit (the compiled search runs in slices; Python checks the
   clock between them), a memory limit (the table's size), and a depth limit. Hitting any of them
   gives ``unknown``; ``lost`` means the whole reachable space was searched.
@@ -698,6 +701,154 @@ def _replay_path(s0, sp, actions, path, n_path, out, waste) -> int:
     return n
 
 
+# --- rollouts: a greedy player, and one-move look-ahead over it --------------------------------------
+
+# A rollout's moves and recorded actions are bounded (see :func:`_greedy`); this leaves room for both.
+ROLLOUT_BUFFER = 20_000
+_VISITED = 1 << 14  # positions a greedy line remembers, to never return to one
+
+
+@_jit
+def _visit(keys, stamps, gen, key) -> bool:
+    """Add ``key`` to the set stamped ``gen`` (older stamps count as empty); False if it was there."""
+    mask = np.uint64(keys.shape[0] - 1)
+    i = key & mask
+    for _ in range(keys.shape[0]):
+        if stamps[i] != gen:
+            keys[i] = key
+            stamps[i] = gen
+            return True
+        if keys[i] == key:
+            return False
+        i = (i + np.uint64(1)) & mask
+    return False
+
+
+@_jit
+def _seen(keys, stamps, key) -> bool:
+    """Whether ``key`` is in the set stamped 1 (the rollout's own line)."""
+    mask = np.uint64(keys.shape[0] - 1)
+    i = key & mask
+    while stamps[i] == 1:
+        if keys[i] == key:
+            return True
+        i = (i + np.uint64(1)) & mask
+    return False
+
+
+@_jit
+def _progress(s, sp) -> int:
+    """Foundation cards first, then face-down cards turned up, then cards dealt: each only ever grows."""
+    return core.foundation_cards(s, sp) * 10000 - core.hidden_cards(s, sp) * 100 - s[sp[O_NSTOCK]]
+
+
+@_jit
+def _greedy(s, sp, actions, mask, scores, t, keys, stamps, gen, patience, jitter, out, n_out):
+    """Play from ``s`` (in place) the best move by :func:`_agent_move_score` that leads to a position not
+    seen on this line, until no move does or ``patience`` moves in a row made no :func:`_progress`.
+
+    Appends the actions to ``out`` (safe moves included). Returns (foundation cards, new ``n_out``,
+    moves played). Since progress can only grow about 200 times, a line has at most about
+    200 * (patience + 1) moves.
+    """
+    n_actions = sp[SP_N_ACTIONS]
+    last, idle, played = _progress(s, sp), 0, 0
+    while core.foundation_cards(s, sp) < sp[SP_NCARDS] and core.legal_mask(s, sp, actions, mask) > 0:
+        k = 0
+        for a in range(n_actions):
+            scores[a] = -1
+            if mask[a]:
+                scores[a] = _agent_move_score(s, sp, actions, a) + (np.random.randint(0, jitter) if jitter else 0)
+                k += 1
+        moved = False
+        for _ in range(k):
+            b = np.argmax(scores)
+            scores[b] = -1
+            for i in range(s.shape[0]):
+                t[i] = s[i]
+            core.apply_action(t, sp, actions, b)
+            if _visit(keys, stamps, gen, state_key(t, sp)):
+                for i in range(s.shape[0]):
+                    s[i] = t[i]
+                out[n_out] = b
+                n_out = _play_safe_moves(s, sp, actions, out, n_out + 1, True)
+                moved = True
+                break
+        if not moved:
+            break
+        played += 1
+        p = _progress(s, sp)
+        if p > last:
+            last, idle = p, 0
+        else:
+            idle += 1
+            if idle > patience:
+                break
+    return core.foundation_cards(s, sp), n_out, played
+
+
+@_jit
+def _rollout(s0, sp, actions, patience, jitter, seed, out):
+    """One rollout from ``s0``: each move, try every legal move followed by a :func:`_greedy` line, and
+    play the one whose line gets furthest (most foundation cards, then fewest face-down cards, then
+    :func:`_agent_move_score`); stop at a won line, or as :func:`_greedy` stops.
+
+    Returns (won, actions written to ``out``, positions played, most foundation cards reached).
+    """
+    np.random.seed(seed)
+    n_actions, n_cards = sp[SP_N_ACTIONS], sp[SP_NCARDS]
+    mask, line_mask = np.zeros(n_actions, dtype=np.int8), np.zeros(n_actions, dtype=np.int8)
+    scores = np.zeros(n_actions, dtype=np.int64)
+    line = np.zeros(ROLLOUT_BUFFER, dtype=np.int16)
+    keys, stamps = np.zeros(_VISITED, dtype=np.uint64), np.zeros(_VISITED, dtype=np.int32)
+    main_keys, main_stamps = np.zeros(_VISITED, dtype=np.uint64), np.zeros(_VISITED, dtype=np.int32)
+    s, t, u = s0.copy(), s0.copy(), s0.copy()
+    n_out = _play_safe_moves(s, sp, actions, out, 0, True)
+    _visit(main_keys, main_stamps, 1, state_key(s, sp))
+    gen, nodes, best = 1, 0, core.foundation_cards(s, sp)
+    last, idle = _progress(s, sp), 0
+    while best < n_cards and core.legal_mask(s, sp, actions, mask) > 0:
+        best_value, best_a = -1, -1
+        for a in range(n_actions):
+            if not mask[a]:
+                continue
+            for i in range(s.shape[0]):
+                t[i] = s[i]
+            line[0] = a
+            core.apply_action(t, sp, actions, a)
+            n_line = _play_safe_moves(t, sp, actions, line, 1, True)
+            key = state_key(t, sp)
+            if _seen(main_keys, main_stamps, key):  # never back to a position of the line
+                continue
+            score = _agent_move_score(s, sp, actions, a)
+            gen += 1
+            found, n_line, played = _greedy(t, sp, actions, line_mask, scores, u, keys, stamps, gen, patience, jitter,
+                                            line, n_line)
+            nodes += played + 1
+            if found == n_cards:
+                for i in range(n_line):
+                    out[n_out + i] = line[i]
+                return True, n_out + n_line, nodes, found
+            best = max(best, found)
+            value = (found * 1000 - core.hidden_cards(t, sp) * 10) * 10000 + score
+            if value > best_value:
+                best_value, best_a = value, a
+        if best_a < 0:
+            break
+        out[n_out] = best_a
+        core.apply_action(s, sp, actions, best_a)
+        n_out = _play_safe_moves(s, sp, actions, out, n_out + 1, True)
+        _visit(main_keys, main_stamps, 1, state_key(s, sp))
+        p = _progress(s, sp)
+        if p > last:
+            last, idle = p, 0
+        else:
+            idle += 1
+            if idle > patience:
+                break
+    return core.foundation_cards(s, sp) == n_cards, n_out, nodes, best
+
+
 # --- Python face -----------------------------------------------------------------------------------
 
 
@@ -833,6 +984,28 @@ STOCK_MACROS_BY_DEFAULT = frozenset({"rainbow"})
 AGENT_GUIDANCE_BY_DEFAULT = frozenset({"rank_and_file", "number_ten"})
 
 
+# Rollouts (:func:`rollout`): how long a greedy line may go without progress, how much its move order is
+# shuffled after the first rollout, and how many Luby terms of restarts come between two rollouts (a
+# rollout takes about as long as 12 terms of restarts with their playouts: a third of the time each).
+ROLLOUT_PATIENCE = 20
+ROLLOUT_JITTER = 300
+ROLLOUT_UNITS = 12
+
+
+def rollout(game: str | Variant, start: np.ndarray, seed: int = 0) -> tuple[list[int] | None, int, int]:
+    """One rollout (:func:`_rollout`) from the position ``start`` with every card known.
+
+    Returns ``(moves, positions, foundation_cards)``: the winning action ids from ``start`` (else
+    ``None``), how many positions its lines played, and the most foundation cards a line reached.
+    Seed 0 follows the move order; other seeds shuffle it (:data:`ROLLOUT_JITTER`).
+    """
+    v = get_variant(game)
+    out = np.zeros(ROLLOUT_BUFFER, dtype=np.int16)
+    won, n, nodes, best = _rollout(np.array(start, dtype=np.int8), v.spec, v.actions, ROLLOUT_PATIENCE,
+                                   ROLLOUT_JITTER if seed else 0, seed, out)
+    return ([int(x) for x in out[:n]] if won else None), int(nodes), int(best)
+
+
 def _luby(i: int) -> int:
     """Term ``i`` (from 1) of Luby's restart sequence."""
     k = 1
@@ -873,9 +1046,10 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
     "draw to a card and play it" as one move (:func:`_stock_macros`); ``None`` means the game's
     default, :data:`STOCK_MACROS_BY_DEFAULT`. ``agent_guidance`` borrows the heuristic agent's
     judgement in the restarts: every other restart orders moves by its rules
-    (:func:`_agent_move_score`), and between restarts the noisy heuristic plays whole games from the
-    start (:func:`agents.heuristic.playout`; a won playout is a winning move list like any other);
-    ``None`` means the game's default, :data:`AGENT_GUIDANCE_BY_DEFAULT`. Raises ``ValueError`` for
+    (:func:`_agent_move_score`), between restarts the noisy heuristic plays whole games from the
+    start (:func:`agents.heuristic.playout`), and every :data:`ROLLOUT_UNITS` Luby terms comes a
+    :func:`rollout` (a won playout or rollout is a winning move list like any other); ``None`` means
+    the game's default, :data:`AGENT_GUIDANCE_BY_DEFAULT`. Raises ``ValueError`` for
     an unknown game, a bad seed, or a limit that is not positive.
     """
     variant = get_variant(game)
@@ -927,7 +1101,7 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
     # Phase 1: restarts over the promising moves. The first search, as long as it has left no move
     # out, is a complete search (always so in Rainbow, where every move is promising): it may then
     # run on to the overall limits and prove a loss.
-    restart = n_playouts = 0
+    restart = n_playouts = n_rollouts = units = 0
     while first_phase > 0:
         cap = RESTART_NODES * _luby(restart + 1)
         table_mb = memory_mb if restart == 0 else max(1, min(memory_mb, cap * 16 >> 20))
@@ -956,8 +1130,12 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
                 return result("unknown", solver, reason=reason or "memory")
             break
         restart += 1
-        # Between restarts, as many heuristic playouts as the restart's Luby term: about as much time.
-        for _ in range(_luby(restart) if agent_guidance else 0):
+        if not agent_guidance:
+            continue
+        # Between restarts, as many heuristic playouts as the restart's Luby term (about as much time),
+        # and a rollout every ROLLOUT_UNITS terms (about as much again).
+        units += _luby(restart)
+        for _ in range(_luby(restart)):
             moves, played, reached = heuristic.playout(variant, start, seed=n_playouts)
             n_playouts += 1
             nodes += played
@@ -966,6 +1144,13 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
                 return result("won", solver, moves=moves)
             if phase_over(None):
                 break
+        while units >= ROLLOUT_UNITS * (n_rollouts + 1) and not phase_over(None):
+            moves, played, reached = rollout(variant, start, seed=n_rollouts)
+            n_rollouts += 1
+            nodes += played
+            best = max(best, reached)
+            if moves is not None:
+                return result("won", solver, moves=moves)
     # Phase 2: every move.
     solver = Solver(variant, start.copy(), memory_mb=memory_mb, max_depth=max_depth, prune_after_draw=prune_after_draw,
                     stock_macros=stock_macros, stock_dominance=stock_macros)
@@ -1005,4 +1190,4 @@ def _drop_stale_caches() -> None:
 
 _drop_stale_caches()
 
-__all__ = ["SolveResult", "Solver", "solve", "state_key"]
+__all__ = ["SolveResult", "Solver", "rollout", "solve", "state_key"]

@@ -555,3 +555,26 @@ def test_stock_dominance_gives_the_same_answers(seed):
     assert dominance in (WON, EXHAUSTED) and plain in (dominance, 0)  # 0: still running at the node limit
     if dominance == EXHAUSTED:
         assert dominance_nodes < plain_nodes
+
+
+def test_a_rollout_wins_an_easy_deal_repeats_itself_and_reports_a_loss():
+    from solitaire_env.solver import rollout
+
+    moves, positions, reached = rollout("rank_and_file", deal(get_variant("rank_and_file"), 0))
+    assert moves is not None and positions > 0 and reached == 104
+    replay_to_win("RankAndFile-v0", moves, seed=0)
+    hard = deal(get_variant("rank_and_file"), 14)  # undecided by every method at 60 s
+    first, again = rollout("rank_and_file", hard, seed=3), rollout("rank_and_file", hard, seed=3)
+    assert first == again and first[0] is None and 0 < first[2] < 104
+
+
+def test_solve_returns_a_rollouts_win(monkeypatch):
+    """Rank and File deal 319: the second rollout wins it; restarts and playouts do not in 400k positions."""
+    from solitaire_env import solver
+
+    monkeypatch.setattr(solver, "ROLLOUT_UNITS", 1)  # a rollout after every restart
+    limits = dict(time_limit=None, max_nodes=400_000)
+    assert solve("rank_and_file", seed=319, agent_guidance=False, **limits).result == "unknown"
+    result = solve("rank_and_file", seed=319, agent_guidance=True, **limits)
+    assert result.result == "won"
+    replay_to_win("RankAndFile-v0", result.moves, seed=319)
