@@ -984,10 +984,12 @@ STOCK_MACROS_BY_DEFAULT = frozenset({"rainbow"})
 AGENT_GUIDANCE_BY_DEFAULT = frozenset({"rank_and_file", "number_ten"})
 
 
-# Rollouts (:func:`rollout`): how long a greedy line may go without progress, how much its move order is
-# shuffled after the first rollout, and how many Luby terms of restarts come between two rollouts (a
-# rollout takes about as long as 12 terms of restarts with their playouts: a third of the time each).
-ROLLOUT_PATIENCE = 20
+# Rollouts (:func:`rollout`): how long a greedy line may go without progress (taking turns: on the 11
+# Rank and File deals left undecided at 60 s, 20 s of rollouts with 40 won deal 84, which no search had
+# won), how much the move order is shuffled after the first rollout, and how many Luby terms of
+# restarts come between two rollouts (a rollout takes about as long as 12 terms of restarts with their
+# playouts: a third of the time each).
+ROLLOUT_PATIENCE = (20, 40)
 ROLLOUT_JITTER = 300
 ROLLOUT_UNITS = 12
 
@@ -997,11 +999,13 @@ def rollout(game: str | Variant, start: np.ndarray, seed: int = 0) -> tuple[list
 
     Returns ``(moves, positions, foundation_cards)``: the winning action ids from ``start`` (else
     ``None``), how many positions its lines played, and the most foundation cards a line reached.
-    Seed 0 follows the move order; other seeds shuffle it (:data:`ROLLOUT_JITTER`).
+    Seed 0 follows the move order; other seeds shuffle it (:data:`ROLLOUT_JITTER`); the patience
+    takes turns by seed (:data:`ROLLOUT_PATIENCE`).
     """
     v = get_variant(game)
     out = np.zeros(ROLLOUT_BUFFER, dtype=np.int16)
-    won, n, nodes, best = _rollout(np.array(start, dtype=np.int8), v.spec, v.actions, ROLLOUT_PATIENCE,
+    patience = ROLLOUT_PATIENCE[seed % len(ROLLOUT_PATIENCE)]
+    won, n, nodes, best = _rollout(np.array(start, dtype=np.int8), v.spec, v.actions, patience,
                                    ROLLOUT_JITTER if seed else 0, seed, out)
     return ([int(x) for x in out[:n]] if won else None), int(nodes), int(best)
 
