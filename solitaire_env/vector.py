@@ -7,9 +7,20 @@ like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
 * ``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``: the step after a sub-env ends
   resets it, ignores its action, and returns its first observation with reward 0 and no end flags.
 * ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (it gets deal number ``s + i``); later
-  deals come from each sub-env's own generator, as in the single env.
+  deals come from each sub-env's own generator, as in the single env. ``seed`` may also be a list
+  of N seeds, where ``None`` leaves that sub-env's generator as it is (Gymnasium's convention).
+* ``reset(options=...)`` takes ``"state"``: one STATE_FORMAT JSON position for every sub-env, or a
+  list of N positions where ``None`` deals as usual; and ``"reset_mask"``: an ``(N,)`` bool array,
+  to reset only those sub-envs (the others keep their games and step counts). ``set_state(i, state)``
+  sets one sub-env's position. A bad seed or option raises ``ValueError`` and changes nothing.
+* ``deals=`` (as in the single env, :mod:`solitaire_env.deals`): with an ordered set, sub-env ``i``
+  plays positions ``i, i + N, i + 2N, ...`` of the set (from ``seed + i`` when seeded), so together
+  the N sub-envs play each deal once; a sampled set (``"train"``) is drawn from by each sub-env's
+  own generator.
 * ``info["action_mask"]`` is ``(N, n)`` ``int8``; ``info`` also holds ``foundation_cards``,
   ``is_won`` and ``illegal_action`` arrays.
+* ``action_space`` is a ``MultiDiscrete`` whose ``sample(mask=info["action_mask"])`` takes the
+  ``(N, n)`` mask as it comes (Gymnasium's own ``MultiDiscrete`` wants a tuple of rows).
 """
 
 from __future__ import annotations
@@ -23,10 +34,31 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from solitaire_env import core
-from solitaire_env.envs.base import OBS_DTYPE, observation_space, set_env_options
+from solitaire_env.deals import DEAL_LIMIT, DealSet, deal_set
+from solitaire_env.envs.base import OBS_DTYPE, RESET_OPTIONS, check_action, observation_space, set_env_options
 from solitaire_env.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
-from solitaire_env.state import deal
+from solitaire_env.state import check_seed, deal, from_json
 from solitaire_env.variant import Variant
+
+VECTOR_RESET_OPTIONS = (*RESET_OPTIONS, "reset_mask")
+
+
+class BatchedDiscrete(spaces.MultiDiscrete):
+    """N copies of ``Discrete(n)`` whose ``sample(mask=...)`` also takes the env's ``(N, n)`` mask array."""
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        if isinstance(mask, np.ndarray) and mask.shape == tuple(self.nvec.shape) + (int(self.nvec.max()),):
+            mask = tuple(mask.astype(np.int8))
+        return super().sample(mask=mask, probability=probability)
+
+
+def check_max_episode_steps(value: Any) -> int | None:
+    """``None`` or a positive integer, as ``gym.make`` requires of a time limit; ``ValueError`` otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"max_episode_steps must be a positive integer or None, got {value!r}")
+    return int(value)
 
 
 class SolitaireVectorEnv(VectorEnv):
@@ -47,6 +79,7 @@ class SolitaireVectorEnv(VectorEnv):
         step_penalty: float = 0.0,
         reveal_bonus: float = 0.0,
         ansi_color: bool = False,
+        deals: Any = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -55,11 +88,12 @@ class SolitaireVectorEnv(VectorEnv):
                         reveal_bonus=reveal_bonus, ansi_color=ansi_color)
         v = self.variant
         n = self.num_envs = int(num_envs)
-        self.max_episode_steps = int(max_episode_steps) if max_episode_steps else v.max_episode_steps
+        self.max_episode_steps = check_max_episode_steps(max_episode_steps) or v.max_episode_steps
+        self.deals: DealSet | None = deal_set(deals)
         self.single_observation_space = observation_space(v, obs_mode)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.single_action_space = spaces.Discrete(v.n_actions)
-        self.action_space = batch_space(self.single_action_space, n)
+        self.action_space = BatchedDiscrete(np.full(n, v.n_actions))
 
         self.states = np.zeros((n, v.state_size), dtype=np.int8)
         self.masks = np.zeros((n, v.n_actions), dtype=np.int8)
@@ -72,48 +106,58 @@ class SolitaireVectorEnv(VectorEnv):
         self.steps = np.zeros(n, dtype=np.int64)
         self.prev_done = np.zeros(n, dtype=bool)
         self.deal_seeds = np.zeros(n, dtype=np.int64)
+        self._positions: list[int | None] = [None] * n  # in an ordered deal set: each sub-env's last deal
         self._row_starts = np.arange(n, dtype=np.int64) * v.n_actions  # sub-env i's mask in masks.reshape(-1)
         self._rngs: list[np.random.Generator] | None = None
         self._ready = False
 
     # --- Gymnasium API ------------------------------------------------------------------------
 
-    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None) -> tuple[Any, dict]:
-        if options:
-            raise ValueError(f"unknown reset option(s) {sorted(options)}: the vector env takes none")
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None) -> tuple[Any, dict]:
         n = self.num_envs
-        if seed is None:
-            if self._rngs is None:
-                self._rngs = [seeding.np_random()[0] for _ in range(n)]
-            seeds: list[int | None] = [None] * n
-        else:
-            seeds = [seed + i for i in range(n)] if isinstance(seed, (int, np.integer)) else list(seed)
-            if len(seeds) != n:
-                raise ValueError(f"reset got {len(seeds)} seeds for {n} sub-envs")
-            self._rngs = [seeding.np_random(int(s))[0] for s in seeds]
-        for i in range(n):
-            self._deal(i, seeds[i])
-        self.steps[:] = 0
-        self.prev_done = np.zeros(n, dtype=bool)
+        seeds = self._check_seeds(seed)
+        states, which = self._check_options(options)  # everything checked before anything changes
+        if self._rngs is None:
+            self._rngs = [seeding.np_random()[0] for _ in range(n)]
+        for i in np.flatnonzero(which):
+            if seeds[i] is not None:
+                self._rngs[i] = seeding.np_random(seeds[i])[0]
+            if states[i] is not None:
+                self.states[i], self.deal_seeds[i] = states[i], -1
+            else:
+                self._deal(i, seeds[i])
+        self.steps[which] = 0
+        self.prev_done = self.prev_done & ~which if self._ready else np.zeros(n, dtype=bool)
         self.codes, self.masks = np.empty_like(self.codes), np.empty_like(self.masks)  # the last step's: the caller's
         core.observe_batch(self.states, self.variant.spec, self.variant.actions, self.masks, self.codes,
                            self.found, self.n_legal)
-        self.to_win[:] = np.maximum(self.variant.n_cards - self.found, 1)
+        self.to_win[which] = np.maximum(self.variant.n_cards - self.found[which], 1)
         self._ready = True
         info = self._info(np.zeros(n, dtype=bool))
-        info["deal_seed"] = self.deal_seeds.copy()
+        info["deal_seed"] = self.deal_seeds.copy()  # -1 for a sub-env set to a given state
         return self._encoder(self.codes.copy(), self.masks), info
+
+    def set_state(self, i: int, state: dict) -> None:
+        """Continue sub-env ``i`` from a JSON position (its step count restarts); ``ValueError`` if invalid."""
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs:
+            raise ValueError(f"sub-env index must be 0 .. {self.num_envs - 1}, got {i!r}")
+        if not self._ready:
+            raise RuntimeError("call reset() before set_state()")
+        self.reset(options={"state": [state if j == i else None for j in range(self.num_envs)],
+                            "reset_mask": np.arange(self.num_envs) == i})
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         if not self._ready:
             raise RuntimeError("call reset() before step()")
         v, n = self.variant, self.num_envs
         acts = np.asarray(actions)
-        if acts.shape != (n,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(f"actions must be {n} integers (shape ({n},)), got shape {acts.shape} {acts.dtype}")
+        if acts.shape != (n,):
+            raise ValueError(f"actions must be {n} integers (shape ({n},)), got shape {acts.shape}")
+        if not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"actions must be integers, got dtype {acts.dtype}")
         if acts.min() < 0 or acts.max() >= v.n_actions:
-            bad = acts[(acts < 0) | (acts >= v.n_actions)][0]
-            raise ValueError(f"action {bad} is outside the action space Discrete({v.n_actions})")
+            i = int(np.flatnonzero((acts < 0) | (acts >= v.n_actions))[0])
+            check_action(int(acts[i]), v.n_actions)  # raises, naming the action
         acts = acts.astype(np.int64)  # a copy: the sub-envs that reset get -1 below
         resetting = self.prev_done
         any_reset = resetting.any()
@@ -198,9 +242,71 @@ class SolitaireVectorEnv(VectorEnv):
     # --- internals ----------------------------------------------------------------------------
 
     def _deal(self, i: int, seed: int | None) -> None:
-        deal_seed = int(seed) if seed is not None else int(self._rngs[i].integers(2**62))
+        """Deal sub-env ``i`` its next game (``seed``: given to this reset, already in its generator)."""
+        deals = self.deals
+        if deals is None:
+            deal_seed = int(seed) if seed is not None else int(self._rngs[i].integers(DEAL_LIMIT))
+        elif deals.sampled:
+            deal_seed = deals.draw(self._rngs[i])
+        else:
+            last = self._positions[i]
+            self._positions[i] = int(seed) if seed is not None else (i if last is None else last + self.num_envs)
+            deal_seed = deals.at(self._positions[i])
         self.deal_seeds[i] = deal_seed
         self.states[i] = deal(self.variant, deal_seed)
+
+    def _check_seeds(self, seed: Any) -> list[int | None]:
+        n = self.num_envs
+        if seed is None:
+            return [None] * n
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+            seeds = [int(seed) + i for i in range(n)]
+        elif isinstance(seed, (list, tuple, np.ndarray)):
+            seeds = list(seed)
+        else:
+            raise ValueError(f"seed must be an integer, a list of {n} integers or None, or None; got {seed!r}")
+        if len(seeds) != n:
+            raise ValueError(f"reset got {len(seeds)} seeds for {n} sub-envs")
+        return [None if s is None else check_seed(s) for s in seeds]
+
+    def _check_options(self, options: Any) -> tuple[list[np.ndarray | None], np.ndarray]:
+        """The state array (or ``None``) and whether to reset, for each sub-env; ``ValueError`` if bad."""
+        n = self.num_envs
+        options = {} if options is None else options
+        if not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+        unknown = set(options) - set(VECTOR_RESET_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the vector env takes "
+                             f"{', '.join(VECTOR_RESET_OPTIONS)}")
+        which = np.ones(n, dtype=bool)
+        if "reset_mask" in options:
+            mask = np.asarray(options["reset_mask"])
+            if mask.shape != (n,) or mask.dtype != np.bool_:
+                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({n},), "
+                                 f"got {mask.dtype} of shape {mask.shape}")
+            if not self._ready and not mask.all():
+                raise ValueError("the first reset must reset every sub-env (reset_mask all True)")
+            which = mask.copy()
+        given = options.get("state")
+        if given is None:
+            given = [None] * n
+        elif isinstance(given, dict):
+            given = [given] * n  # one position for every sub-env, as SyncVectorEnv would pass it on
+        elif not isinstance(given, (list, tuple)) or len(given) != n:
+            raise ValueError(f"options['state'] must be one position (a dict) or a list of {n} positions or None")
+        states: list[np.ndarray | None] = [None] * n
+        for i, state in enumerate(given):
+            if state is None or not which[i]:
+                continue
+            try:
+                variant, states[i] = from_json(state)
+            except ValueError as e:
+                raise ValueError(f"options['state'][{i}]: {e}") from None
+            if variant is not self.variant:
+                raise ValueError(f"options['state'][{i}] is a {variant.title} position, but this env plays "
+                                 f"{self.variant.title}")
+        return states, which
 
     def _info(self, illegal: np.ndarray) -> dict:
         return {

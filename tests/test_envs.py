@@ -237,7 +237,7 @@ def test_illegal_action_raises_when_asked():
     assert env.unwrapped.get_state() == state
 
 
-@pytest.mark.parametrize("action", [-1, 243, 10**6, 1.5, "3", None])
+@pytest.mark.parametrize("action", [-1, 243, 10**6, np.int64(243)])
 def test_out_of_range_action_raises(action):
     env = gym.make("RankAndFile-v0")
     env.reset(seed=0)
@@ -245,6 +245,59 @@ def test_out_of_range_action_raises(action):
     with pytest.raises(ValueError, match="outside the action space"):
         env.step(action)
     assert env.unwrapped.get_state() == state
+
+
+@pytest.mark.parametrize("action, match", [
+    (0.0, "must be an integer.*got a float"), (1.5, "got a float"), ("3", "got a str"), (None, "got None"),
+    (True, "got a bool"), (np.array([0]), "one integer, got an array of shape \\(1,\\)"),
+    (np.array(0.0), "0-d array of dtype float64"),
+])
+def test_action_of_the_wrong_type_says_what_is_wrong(action, match):
+    env = gym.make("RankAndFile-v0")
+    env.reset(seed=0)
+    state = env.unwrapped.get_state()
+    with pytest.raises(ValueError, match=match):
+        env.step(action)
+    assert env.unwrapped.get_state() == state
+
+
+def test_zero_dimensional_integer_arrays_and_tensors_are_actions():
+    torch = pytest.importorskip("torch")
+    results = []
+    for wrap in (int, np.int64, np.array, torch.tensor):
+        env = gym.make("Rainbow-v0")
+        obs, info = env.reset(seed=4)
+        action = int(np.flatnonzero(info["action_mask"])[0])
+        results.append(env.step(wrap(action))[0])
+    for obs in results[1:]:
+        np.testing.assert_array_equal(obs, results[0])
+    env = gym.make("Rainbow-v0")
+    env.reset(seed=4)
+    with pytest.raises(ValueError, match="dtype torch.float32"):
+        env.step(torch.tensor(0.0))
+
+
+def test_failed_state_reset_keeps_the_game_and_check_state_touches_nothing():
+    # Gymnasium's TimeLimit zeroes its count before passing reset on; the env itself changes nothing,
+    # and check_reset_options validates without touching the wrappers (documented in the env).
+    env = gym.make("Rainbow-v0", max_episode_steps=5)
+    obs, info = env.reset(seed=0)
+    for _ in range(3):
+        obs, *_, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    state = env.unwrapped.get_state()
+    bad = copy.deepcopy(state)
+    bad["tableau"][0] = ["#" + bad["tableau"][0][0]]
+    with pytest.raises(ValueError, match="face down"):
+        env.unwrapped.check_reset_options({"state": bad})
+    assert env.get_wrapper_attr("_elapsed_steps") == 3
+    with pytest.raises(ValueError, match="reset option"):
+        env.unwrapped.check_reset_options({"deal": 3})
+    assert env.unwrapped.check_reset_options({"state": state}).get_state() == state
+    with pytest.raises(ValueError, match="face down"):
+        env.reset(options={"state": bad})
+    assert env.unwrapped.get_state() == state
+    np.testing.assert_array_equal(env.unwrapped._observation(), obs)
+    assert env.get_wrapper_attr("_elapsed_steps") == 0  # the documented cost of a failed reset under TimeLimit
 
 
 def test_invalid_state_raises_and_keeps_game():

@@ -150,3 +150,116 @@ def test_threaded_kernels_equal_the_serial_ones(env_id):
     for a, b in zip(runs["serial"], runs["threaded"], strict=True):
         for x, y in zip(a, b, strict=True):
             np.testing.assert_array_equal(x, y)
+
+
+def test_reset_takes_per_env_seeds_with_none():
+    env = gym.make_vec("Rainbow-v0", num_envs=3)
+    _, info = env.reset(seed=[5, None, 7])
+    assert info["deal_seed"][0] == 5 and info["deal_seed"][2] == 7
+    # None continues that sub-env's own generator, as SyncVectorEnv's sub-envs do.
+    env.reset(seed=0)
+    rng_before = env.unwrapped._rngs[1].bit_generator.state
+    _, info = env.reset(seed=[5, None, 7])
+    expected = np.random.Generator(np.random.PCG64())
+    expected.bit_generator.state = rng_before
+    assert info["deal_seed"][1] == expected.integers(2**62)
+
+
+@pytest.mark.parametrize("seed, match", [([1, 2], "2 seeds for 3"), ([1, -2, 3], "non-negative"),
+                                         ([1, 2.5, 3], "non-negative integer"), ("x", "seed must be")])
+def test_bad_seeds_raise_and_change_nothing(seed, match):
+    env = gym.make_vec("Rainbow-v0", num_envs=3)
+    env.reset(seed=0)
+    states = env.unwrapped.states.copy()
+    with pytest.raises(ValueError, match=match):
+        env.reset(seed=seed)
+    np.testing.assert_array_equal(env.unwrapped.states, states)
+
+
+def test_reset_with_per_env_states_and_set_state():
+    from solitaire_env import Game
+
+    env = gym.make_vec("NumberTen-v0", num_envs=3, max_episode_steps=50)
+    a, b = Game("number_ten", seed=41).get_state(), Game("number_ten", seed=42).get_state()
+    _, info = env.reset(seed=0, options={"state": [a, None, b]})
+    assert env.unwrapped.get_state(0) == a and env.unwrapped.get_state(2) == b
+    assert env.unwrapped.get_state(1) == Game("number_ten", seed=1).get_state()
+    assert list(info["deal_seed"]) == [-1, 1, -1]
+    _, info = env.reset(options={"state": a})  # one position for every sub-env
+    assert all(env.unwrapped.get_state(i) == a for i in range(3))
+    # set_state changes one sub-env and restarts its step count only.
+    for _ in range(3):
+        env.step(np.array([np.flatnonzero(m)[0] for m in env.unwrapped.masks]))
+    env.unwrapped.set_state(1, b)
+    assert env.unwrapped.get_state(1) == b and env.unwrapped.get_state(0) != a
+    assert list(env.unwrapped.steps) == [3, 0, 3]
+    single = gym.make("NumberTen-v0")
+    obs, info = single.unwrapped.set_state(b)
+    np.testing.assert_array_equal(env.unwrapped.codes[1], obs)
+    np.testing.assert_array_equal(env.unwrapped.masks[1], info["action_mask"])
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"deal": 1}, "unknown reset option"), ({"state": [None]}, "list of 2 positions"),
+    ({"state": [None, {"game": "rainbow"}]}, "options\\['state'\\]\\[1\\]"),
+    ({"reset_mask": np.array([1, 0])}, "bool array"), ({"reset_mask": np.array([True])}, "shape \\(2,\\)"),
+    ("state", "must be a dict"),
+])
+def test_bad_reset_options_raise_and_change_nothing(options, match):
+    env = gym.make_vec("Rainbow-v0", num_envs=2)
+    env.reset(seed=0)
+    states = env.unwrapped.states.copy()
+    with pytest.raises(ValueError, match=match):
+        env.reset(options=options)
+    np.testing.assert_array_equal(env.unwrapped.states, states)
+
+
+def test_state_of_another_game_is_refused():
+    from solitaire_env import Game
+
+    env = gym.make_vec("Rainbow-v0", num_envs=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="Rank and File position"):
+        env.unwrapped.set_state(0, Game("rank_and_file", seed=0).get_state())
+    with pytest.raises(ValueError, match="sub-env index"):
+        env.unwrapped.set_state(2, Game("rainbow", seed=0).get_state())
+
+
+def test_reset_mask_resets_only_those_sub_envs():
+    env = gym.make_vec("RankAndFile-v0", num_envs=3)
+    env.reset(seed=0)
+    for _ in range(2):
+        env.step(np.zeros(3, dtype=np.int64))
+    before = [env.unwrapped.get_state(i) for i in range(3)]
+    _, info = env.reset(seed=[None, 50, None], options={"reset_mask": np.array([False, True, False])})
+    assert env.unwrapped.get_state(0) == before[0] and env.unwrapped.get_state(2) == before[2]
+    assert info["deal_seed"][1] == 50 and list(env.unwrapped.steps) == [2, 0, 2]
+
+
+@pytest.mark.parametrize("value", [-5, 0, 0.5, "10", True])
+def test_bad_max_episode_steps_is_refused(value):
+    with pytest.raises(ValueError, match="max_episode_steps must be a positive integer"):
+        gym.make_vec("Rainbow-v0", num_envs=4, max_episode_steps=value)
+
+
+def test_action_space_samples_with_the_info_mask():
+    env = gym.make_vec("RankAndFile-v0", num_envs=16)
+    _, info = env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(30):
+        actions = env.action_space.sample(mask=info["action_mask"])
+        legal = info["action_mask"][np.arange(16), actions]
+        assert legal[info["action_mask"].any(axis=1)].all()
+        _, _, _, _, info = env.step(actions)
+        assert not info["illegal_action"].any()
+    # The tuple form Gymnasium's MultiDiscrete takes still works.
+    env.action_space.sample(mask=tuple(info["action_mask"]))
+
+
+def test_float_actions_say_so():
+    env = gym.make_vec("RankAndFile-v0", num_envs=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="integers, got dtype float64"):
+        env.step(np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="action 999 is outside"):
+        env.step(np.array([0, 999]))

@@ -13,11 +13,13 @@ import numpy as np
 from gymnasium import spaces
 
 from solitaire_env import core
+from solitaire_env.deals import DEAL_LIMIT, DealSet, deal_set
 from solitaire_env.game import Game
 from solitaire_env.moves import Move
 from solitaire_env.variant import Variant, observation_fields
 
 OBS_MODES = ("codes", "dict", "onehot")
+RESET_OPTIONS = ("state",)
 # int16, not int8: Gymnasium stores MultiDiscrete.nvec in the space dtype and SB3 sums it.
 OBS_DTYPE = np.int16
 ILLEGAL_MODES = ("penalize", "raise")
@@ -70,6 +72,28 @@ class ObservationEncoder:
         return obs
 
 
+def check_action(action: Any, n: int) -> int:
+    """``action`` as an ``int`` in ``0 .. n-1``; ``ValueError`` naming what is wrong with it.
+
+    Takes what Gymnasium's ``Discrete`` takes (a Python or numpy integer, a 0-d integer array) and a
+    0-d integer tensor of any array library with ``.item()`` (torch, jax).
+    """
+    shape = getattr(action, "shape", None)
+    if shape is not None and not isinstance(action, np.generic):
+        if tuple(shape) != ():
+            raise ValueError(f"action must be one integer, got an array of shape {tuple(shape)}")
+        dtype = getattr(action, "dtype", None)
+        action = action.item()
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise ValueError(f"action must be an integer, got a 0-d array of dtype {dtype}")
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        got = "None" if action is None else f"a {type(action).__name__} ({action!r})"
+        raise ValueError(f"action must be an integer of Discrete({n}), got {got}")
+    if not 0 <= action < n:
+        raise ValueError(f"action {action} is outside the action space Discrete({n}): ids are 0 .. {n - 1}")
+    return int(action)
+
+
 def set_env_options(env: Any, render_mode: str | None, obs_mode: str, illegal_action: str, illegal_penalty: float,
                     win_bonus: float, step_penalty: float, reveal_bonus: float, ansi_color: bool) -> None:
     """Check the arguments the single and the vector env share, and set them on ``env``."""
@@ -105,10 +129,13 @@ class SolitaireEnv(gym.Env):
         step_penalty: float = 0.0,
         reveal_bonus: float = 0.0,
         ansi_color: bool = False,
+        deals: Any = None,
     ) -> None:
         set_env_options(self, render_mode=render_mode, obs_mode=obs_mode, illegal_action=illegal_action,
                         illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
                         reveal_bonus=reveal_bonus, ansi_color=ansi_color)
+        self.deals: DealSet | None = deal_set(deals)
+        self._deal_position: int | None = None  # in an ordered deal set: the deal played last
         v = self.variant
         self.observation_space = observation_space(v, obs_mode)
         self.action_space = spaces.Discrete(v.n_actions)
@@ -122,15 +149,12 @@ class SolitaireEnv(gym.Env):
     # --- Gymnasium API ------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        game = self.check_reset_options(options)  # before anything changes
         super().reset(seed=seed)
-        options = options or {}
-        unknown = set(options) - {"state"}
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'state'")
-        if "state" in options:
-            return self.set_state(options["state"])
-        # Deal number `seed` when a seed is given, so env deals match Game(variant, seed) everywhere.
-        self.deal_seed = int(seed) if seed is not None else int(self.np_random.integers(2**62))
+        if game is not None:
+            self.game, self.deal_seed = game, None
+            return self._start()
+        self.deal_seed = self._next_deal(seed)
         self.game = Game(self.variant, seed=self.deal_seed)
         return self._start()
 
@@ -184,11 +208,32 @@ class SolitaireEnv(gym.Env):
 
     def set_state(self, state: dict) -> tuple[Any, dict]:
         """Continue from a JSON position; returns ``(obs, info)``. Invalid: ``ValueError``, nothing changes."""
-        game = Game.from_state(state)  # validates before anything changes
+        self.game, self.deal_seed = self.check_state(state), None
+        return self._start()
+
+    def check_state(self, state: dict) -> Game:
+        """The :class:`Game` of a JSON position of this env's game; ``ValueError`` naming the problem."""
+        game = Game.from_state(state)
         if game.variant is not self.variant:
             raise ValueError(f"state is a {game.variant.title} position, but this env plays {self.variant.title}")
-        self.game, self.deal_seed = game, None
-        return self._start()
+        return game
+
+    def check_reset_options(self, options: dict | None) -> Game | None:
+        """Validate ``reset``'s options without changing anything: the game of ``options["state"]``, if any.
+
+        ``reset`` calls this before it changes anything, so a bad option leaves the game as it was. But
+        ``gym.make``'s ``TimeLimit`` zeroes its step count before it passes ``reset`` on, so under it a
+        failed reset still restarts the time limit. Call ``env.unwrapped.check_reset_options(options)``
+        (or ``check_state``) first to validate without touching anything.
+        """
+        if options is None:
+            return None
+        if not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+        unknown = set(options) - set(RESET_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'state'")
+        return self.check_state(options["state"]) if "state" in options else None
 
     # --- internals ----------------------------------------------------------------------------
 
@@ -202,12 +247,21 @@ class SolitaireEnv(gym.Env):
         return self._observation(), info
 
     def _check_action(self, action: Any) -> int:
-        if isinstance(action, np.ndarray) and action.shape == ():
-            action = action.item()
-        n = self.variant.n_actions
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < n:
-            raise ValueError(f"action {action!r} is outside the action space Discrete({self.variant.n_actions})")
-        return int(action)
+        return check_action(action, self.variant.n_actions)
+
+    def _next_deal(self, seed: int | None) -> int:
+        """The deal a reset plays (see :mod:`solitaire_env.deals`)."""
+        deals = self.deals
+        if deals is None:
+            # Deal number `seed` when a seed is given, so env deals match Game(variant, seed) everywhere.
+            return int(seed) if seed is not None else int(self.np_random.integers(DEAL_LIMIT))
+        if deals.sampled:
+            return deals.draw(self.np_random)
+        if seed is not None:
+            self._deal_position = int(seed)
+        else:
+            self._deal_position = 0 if self._deal_position is None else self._deal_position + 1
+        return deals.at(self._deal_position)
 
     def _observation(self) -> Any:
         return self._encoder(self._codes.copy(), self._mask)
@@ -215,3 +269,4 @@ class SolitaireEnv(gym.Env):
     def _info(self) -> dict:
         n = self.game.foundation_cards
         return {"action_mask": self._mask.copy(), "foundation_cards": n, "is_won": n == self.variant.n_cards}
+

@@ -49,7 +49,7 @@ class RainbowEnv(SolitaireEnv):
 
     ``obs_mode="dict"`` and ``"onehot"`` as in Rank and File (the one-hot has 15,835 values).
 
-    ## Rewards, episode end, arguments
+    ## Rewards, episode end, arguments, deals, version history
 
     As in :class:`~solitaire_env.envs.rank_and_file.RankAndFileEnv`; the cards to win are the 51
     not dealt to the foundation (the return of a won episode is 1.0); ``terminated`` when all 52

@@ -71,6 +71,23 @@ class RankAndFileEnv(SolitaireEnv):
     | step_penalty     | 0.0          | subtracted every step                                     |
     | reveal_bonus     | 0.0          | added per face-down card turned up                        |
     | ansi_color       | False        | ANSI colours in the ``"ansi"`` rendering                  |
+    | deals            | None         | which deals resets play (below)                           |
+
+    ## Deals and starting positions
+
+    With ``deals=None``, ``reset(seed=s)`` deals deal number ``s`` (``Game(variant, seed=s)``) and a
+    seedless ``reset()`` a random deal. ``deals="train"`` draws every deal at random from the train
+    split; ``"validation"``, ``"test"``, ``"A:B"`` or a list play their deals in order, ``reset(seed=k)``
+    starting at the ``k``-th (:mod:`solitaire_env.deals` has the splits). ``info["deal_seed"]`` names
+    the deal. ``reset(options={"state": position})`` starts from a JSON position instead. A bad
+    position raises ``ValueError`` and leaves the game as it was; under ``gym.make``'s ``TimeLimit``,
+    though, the time limit's count has already restarted (Gymnasium zeroes it before the env sees the
+    call): ``env.unwrapped.check_reset_options(options)`` validates without touching anything.
+
+    ## Version history
+
+    - v0: the first version. Added since without changing any default (same deals, observations
+      and rewards): the ``deals`` argument.
     """
 
     variant = RANK_AND_FILE

@@ -1,0 +1,108 @@
+"""Deal sets: which deals an env plays, and the fixed train / validation / test splits.
+
+A deal is a number: deal ``s`` is ``Game(variant, seed=s)``, the same on every machine. The splits
+never overlap, so a figure reported on test deals was never trained on nor used to pick a checkpoint:
+
+| split          | deals               | used for                                                     |
+|----------------|---------------------|--------------------------------------------------------------|
+| ``test``       | 0 .. 9,999          | reported figures (docs/results.md reports deals 0-999)       |
+| ``validation`` | 10,000 .. 19,999    | checkpoint and hyperparameter choice (evaluation rounds: 10,000 ..) |
+| ``train``      | 20,000 .. 2**62 - 1 | training: each episode draws a deal at random                |
+
+An env given ``deals=`` plays only that set (see :func:`deal_set` for what it takes). The
+``train`` set is *sampled*: every reset draws a deal uniformly from it with the env's generator.
+Every other set is *ordered*: ``reset(seed=k)`` plays its ``k``-th deal (counting from 0, modulo
+its size) and each later ``reset()`` the next one, so ``gym.make(id, deals="test")`` plays deals 0,
+1, 2, ... With no ``deals`` argument an env keeps its old behaviour: ``reset(seed=s)`` deals deal
+``s`` and ``reset()`` a random deal from the whole 62-bit range, which includes every split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+TEST = range(0, 10_000)
+VALIDATION = range(10_000, 20_000)
+TRAIN = range(20_000, 2**62)
+SPLITS: dict[str, range] = {"train": TRAIN, "validation": VALIDATION, "test": TEST}
+DEAL_LIMIT = 2**62  # deal numbers are 0 .. 2**62 - 1 (what a seedless reset draws from)
+
+
+@dataclass(frozen=True)
+class DealSet:
+    """A set of deal numbers and how an env walks through it."""
+
+    name: str  # "train", "validation", "test", or a description such as "deals 5-9"
+    deals: range | tuple[int, ...]
+    sampled: bool  # True: each reset draws a deal at random; False: the deals in order
+
+    def __len__(self) -> int:
+        return len(self.deals)
+
+    def at(self, position: int) -> int:
+        """The deal at ``position`` of an ordered set (wrapping around at its end)."""
+        return int(self.deals[position % len(self.deals)])
+
+    def draw(self, rng: np.random.Generator) -> int:
+        """A deal drawn uniformly from the set."""
+        return int(self.deals[int(rng.integers(len(self.deals)))])
+
+
+def deal_set(spec: Any) -> DealSet | None:
+    """The :class:`DealSet` an env's ``deals`` argument names; ``ValueError`` naming the problem.
+
+    ``None`` (no set: the env's default behaviour), ``"train"``, ``"validation"``, ``"test"``,
+    ``"A:B"`` (deals A .. B-1, in order), a ``range`` with step 1, or a non-empty list / tuple of
+    deal numbers (played in the order given), or a :class:`DealSet`.
+    """
+    if spec is None or isinstance(spec, DealSet):
+        return spec
+    if isinstance(spec, str):
+        if spec in SPLITS:
+            return DealSet(spec, SPLITS[spec], sampled=spec == "train")
+        start, sep, stop = spec.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            spec = range(int(start), int(stop))
+        except ValueError:
+            raise ValueError(f"deals must be 'train', 'validation', 'test', 'A:B', a range or a list of deal "
+                             f"numbers, got {spec!r}") from None
+    if isinstance(spec, range):
+        if spec.step != 1 or len(spec) == 0 or spec.start < 0 or spec.stop > DEAL_LIMIT:
+            raise ValueError(f"deals {spec} must be a non-empty range of deal numbers 0 .. 2**62 - 1 with step 1")
+        return DealSet(describe(spec.start, spec.stop - 1), spec, sampled=False)
+    if isinstance(spec, (Sequence, np.ndarray)) and not isinstance(spec, (str, bytes)):
+        values = list(spec)
+        if not values:
+            raise ValueError("deals is an empty list: name at least one deal")
+        for value in values:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+                    or not 0 <= value < DEAL_LIMIT:
+                raise ValueError(f"deals holds {value!r}: a deal number is an integer 0 .. 2**62 - 1")
+        return DealSet(f"{len(values)} listed deals", tuple(int(v) for v in values), sampled=False)
+    raise ValueError(f"deals must be 'train', 'validation', 'test', 'A:B', a range or a list of deal numbers, "
+                     f"got {type(spec).__name__} {spec!r}")
+
+
+def split_of(first: int, last: int) -> str | None:
+    """The split holding every deal of ``first .. last``, or ``None`` if they are not in one split."""
+    first, last = int(first), int(last)  # `in range` is a linear scan for anything but a Python int
+    for name, deals in SPLITS.items():
+        if first in deals and last in deals:
+            return name
+    return None
+
+
+def describe(first: int, last: int) -> str:
+    """``"test deals 0-999"``: deals ``first .. last`` named with their split (if one holds them all)."""
+    split = split_of(first, last)
+    span = f"{first}-{last}" if last != first else f"{first}"
+    return f"{split} deals {span}" if split else f"deals {span} (in no single split)"
+
+
+__all__ = ["DEAL_LIMIT", "SPLITS", "TEST", "TRAIN", "VALIDATION", "DealSet", "deal_set", "describe", "split_of"]
