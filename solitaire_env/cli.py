@@ -14,6 +14,7 @@ import os
 import sys
 from typing import NoReturn
 
+from solitaire_env.deals import SPLITS
 from solitaire_env.registration import ENV_IDS
 
 
@@ -57,7 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--agent", required=True, action="append", metavar="NAME|CHECKPOINT", dest="agents",
                     help="'random', 'heuristic' or the path to a MaskablePPO .zip; repeat to compare several")
     ev.add_argument("--episodes", required=True, type=_positive_int, metavar="N", help="deals to play")
-    ev.add_argument("--seed", type=_non_negative_int, default=0, metavar="S", help="first deal seed (default 0)")
+    ev.add_argument("--deals", choices=("test", "validation", "train"), default="test",
+                    help="the split the deals come from (default test: deals 0-9999, what docs/results.md "
+                         "reports; validation: 10000-19999, for choosing checkpoints; train: 20000 and up)")
+    ev.add_argument("--seed", type=_non_negative_int, metavar="S",
+                    help="first deal, inside the split (default: the split's first deal, e.g. 0 for test)")
     ev.add_argument("--csv", metavar="FILE", help="write one row per episode to FILE")
     ev.add_argument("--json", metavar="FILE", help="write the summaries and every episode to FILE")
     ev.add_argument("--record", metavar="DIR", help="write every episode to DIR as a replayable recording")
@@ -72,7 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--output", metavar="DIR", help="run directory (default: the config's output_dir)")
     tr.add_argument("--timesteps", type=_positive_int, metavar="N", help="override total_timesteps")
     tr.add_argument("--evaluate", type=_positive_int, metavar="N",
-                    help="afterwards, evaluate the trained model beside random and heuristic on N deals")
+                    help="afterwards, evaluate the trained model beside random and heuristic on test deals 0 .. N-1")
+    again = tr.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="the run directory holds this config's run: go on from its last checkpoint")
+    again.add_argument("--overwrite", action="store_true",
+                       help="the run directory holds a run: delete its files and start anew")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.set_defaults(run=_train, command_parser=tr)
 
@@ -152,6 +162,13 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     if args.env not in ENV_IDS:
         parser.error(f"unknown env id {args.env!r}; known: {', '.join(ENV_IDS)}")
+    split = SPLITS[args.deals]
+    first = split.start if args.seed is None else args.seed
+    last = first + args.episodes - 1
+    if first not in split or last not in split:
+        parser.error(f"deals {first}-{last} (--seed, --episodes) are not all {args.deals} deals "
+                     f"({split.start}-{split.stop - 1}); choose --deals to match")
+    args.seed = first
     duplicates = sorted({a for a in args.agents if args.agents.count(a) > 1})
     if duplicates:
         parser.error(f"agent {duplicates[0]!r} given twice")
@@ -183,7 +200,9 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from solitaire_env.training import ConfigError, load_config, train
+    from pathlib import Path
+
+    from solitaire_env.training import ConfigError, RunDirError, load_config, prepare_run_dir, train
 
     try:
         config = load_config(args.config)
@@ -191,7 +210,19 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(e))
     if args.timesteps:
         config.total_timesteps = args.timesteps
-    run_dir = train(config, output_dir=args.output, progress=not args.no_progress)
+    out = Path(args.output or config.output_dir)
+    if out.exists() and not out.is_dir():
+        parser.error(f"run directory {out} is a file")
+    if not (args.resume or args.overwrite):
+        try:  # refuse a directory holding a run before any work (train() checks again)
+            prepare_run_dir(out, config)
+        except RunDirError as e:
+            parser.error(str(e))
+    try:
+        run_dir = train(config, output_dir=out, progress=not args.no_progress, resume=args.resume,
+                        overwrite=args.overwrite)
+    except RunDirError as e:
+        parser.error(str(e))
     print((run_dir / "summary.json").read_text())
     print(f"run directory: {run_dir}")
     if args.evaluate:

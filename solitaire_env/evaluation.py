@@ -3,7 +3,8 @@
 Episode ``e`` of every agent is deal number ``seed + e`` (``env.reset(seed=seed + e)``), under the
 env's registered time limit, so agents are compared on exactly the same games and a run repeats to
 the digit. Each agent is reset at the start of every episode with a seed derived from the deal
-number (:func:`agent_seed`), a stream independent of the deal's own.
+number (:func:`agent_seed`), a stream independent of the deal's own. The table and the JSON name the
+split the deals belong to (:mod:`solitaire_env.deals`): figures to report come from test deals.
 
 >>> from agents import make_agent
 >>> result = evaluate("Rainbow-v0", {"random": make_agent("random", "Rainbow-v0")}, episodes=100, seed=0)
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 
+from solitaire_env.deals import describe, split_of
 from solitaire_env.registration import ENV_IDS
 
 if TYPE_CHECKING:
@@ -116,7 +118,7 @@ class EvaluationResult:
         """The summaries as a Markdown table, with a heading line naming the game and the deals."""
         title = ENV_IDS[self.env_id][1].title
         limit = f"time limit {self.max_episode_steps} steps" if self.max_episode_steps else "no time limit"
-        deals = f"deal seeds {self.seed}-{self.seed + self.episodes - 1}"
+        deals = describe(self.seed, self.seed + self.episodes - 1)
         head = ("agent", "deals", "wins", "win rate", "95% CI (Wilson)", "foundation cards mean",
                 "foundation cards median", "mean length", "truncated")
         rows = [head]
@@ -142,6 +144,7 @@ class EvaluationResult:
             "episodes": self.episodes,
             "seed": self.seed,
             "deal_seeds": [self.seed, self.seed + self.episodes - 1],
+            "split": split_of(self.seed, self.seed + self.episodes - 1),
             "max_episode_steps": self.max_episode_steps,
             "summaries": {name: {**asdict(s), "win_rate_ci95": list(s.win_rate_ci95)}
                           for name, s in self.summaries.items()},

@@ -7,13 +7,24 @@ completely first: an unknown key, a wrong type, a bad value or a missing file is
 
 A run directory holds ``config.yaml`` (as used), TensorBoard logs (``tb/``), checkpoints
 (``checkpoints/``), ``MaskableEvalCallback``'s ``evaluations.npz`` and ``best_model.zip``,
-``final_model.zip``, ``summary.json`` (steps, wall time) and ``learning_curve.png``.
-Needs the ``train`` extra.
+``final_model.zip``, ``summary.json`` (steps, wall time, the deals of each phase) and
+``learning_curve.png``. Needs the ``train`` extra.
+
+Deals (:mod:`solitaire_env.deals`): the training envs play the ``train`` split (``deals``, drawn at
+random, never a validation or test deal); every evaluation round plays the same validation deals
+``eval.seed .. eval.seed + eval.episodes - 1`` (10,000 .. by default), so ``best_model.zip`` is
+chosen by comparing checkpoints on one fixed set; the test deals (0 .. 9,999; docs/results.md
+reports 0-999) are left to ``solitaire-env evaluate``.
+
+A directory that already holds a run is refused unless ``resume=True`` (go on from its last
+checkpoint in ``checkpoints/``, with the same config; evaluations logged after that checkpoint are
+dropped, as the training that led to them is replayed) or ``overwrite=True`` (delete the run's files
+first).
 
 Warm start (optional ``pretrain`` section): before PPO starts, the policy is fitted to the moves
 of the rule-based :class:`~agents.heuristic.HeuristicAgent` (behaviour cloning). The heuristic
-plays ``pretrain.episodes`` deals (``pretrain.seed``, ``seed + 1``, ...; they must not overlap
-the reported deals 0-999 nor the evaluation deals) in the env the config trains on (same
+plays ``pretrain.episodes`` deals (``pretrain.seed``, ``seed + 1``, ...; they must be train
+deals) in the env the config trains on (same
 ``env_kwargs``: the same rewards and time limit), seeing only the observation, as every agent
 does. Every (observation, action mask, heuristic action) it plays, except the aimless moves of a
 heuristic that is ``stuck``, becomes a training example: the policy's masked action distribution
@@ -38,6 +49,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import shutil
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -45,6 +57,7 @@ from typing import Any
 
 import yaml
 
+from solitaire_env.deals import TRAIN, VALIDATION, deal_set, describe
 from solitaire_env.registration import ENV_IDS
 
 
@@ -56,7 +69,7 @@ class ConfigError(ValueError):
 class EvalConfig:
     freq: int = 50_000  # timesteps between evaluations
     episodes: int = 50
-    seed: int = 10_000  # evaluation deals: seed, seed + 1, ... (kept apart from training deals)
+    seed: int = 10_000  # evaluation deals: seed, seed + 1, ...: validation deals, the same every round
     # False: MaskableEvalCallback samples the policy, so best_model.zip is the best sampled policy
     # (what the two-deck games report: their greedy policies cycle)
     deterministic: bool = True
@@ -68,7 +81,7 @@ class PretrainConfig:
 
     agent: str = "heuristic"
     episodes: int = 1000
-    seed: int = 1_000_000  # teacher deals: seed, seed + 1, ... (apart from deals 0-999 and the eval deals)
+    seed: int = 1_000_000  # teacher deals: seed, seed + 1, ... (train deals)
     epochs: int = 5
     batch_size: int = 1024
     learning_rate: float = 1e-3
@@ -82,6 +95,7 @@ class TrainConfig:
     total_timesteps: int
     n_envs: int = 16
     seed: int = 0
+    deals: str = "train"  # the training envs' deals: "train" or "A:B" inside the train split
     policy: str = "MlpPolicy"
     policy_kwargs: dict = field(default_factory=dict)
     hyperparams: dict = field(default_factory=dict)
@@ -99,7 +113,7 @@ class TrainConfig:
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "env_id": (str,), "total_timesteps": (int,), "n_envs": (int,), "seed": (int,), "policy": (str,),
+    "env_id": (str,), "total_timesteps": (int,), "n_envs": (int,), "seed": (int,), "deals": (str,), "policy": (str,),
     "policy_kwargs": (dict,), "hyperparams": (dict,), "env_kwargs": (dict,), "eval": (dict,),
     "checkpoint_freq": (int,), "output_dir": (str,), "torch_threads": (int,), "pretrain": (dict,),
 }
@@ -110,11 +124,20 @@ _PRETRAIN_TYPES: dict[str, tuple[type, ...]] = {
     "learning_rate": (float, int), "value": (bool,), "value_coef": (float, int),
 }
 PRETRAIN_AGENTS = ("heuristic",)
-REPORTED_DEALS = range(0, 1000)  # the deals docs/results.md reports: never trained on
 _ENV_KWARGS = {"obs_mode", "illegal_action", "illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus",
                "max_episode_steps"}
 _POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim"}
 POLICIES = ("CardCodesPolicy", "MlpPolicy", "MultiInputPolicy")
+# The observation modes each policy reads (SB3's MlpPolicy one-hots a MultiDiscrete itself).
+POLICY_OBS_MODES = {"CardCodesPolicy": ("codes",), "MlpPolicy": ("codes", "onehot"), "MultiInputPolicy": ("dict",)}
+# What a run writes into its directory: what --overwrite deletes, and what marks a directory as holding a run.
+RUN_FILES = ("config.yaml", "summary.json", "pretrain.json", "pretrained_model.zip", "best_model.zip",
+             "final_model.zip", "evaluations.npz", "learning_curve.png", "evaluation.json", "evaluation.csv")
+RUN_DIRS = ("checkpoints", "tb")
+
+
+class RunDirError(ValueError):
+    """A run directory that cannot be used as asked (it holds a run, or has nothing to resume)."""
 
 
 def _check_type(where: str, key: str, value: Any, types: tuple[type, ...]) -> None:
@@ -157,7 +180,25 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
     env_kwargs = raw.get("env_kwargs", {})
     bad = sorted(set(env_kwargs) - _ENV_KWARGS)
     if bad:
-        raise ConfigError(f"{where}: unknown env_kwargs {', '.join(bad)}; known: {', '.join(sorted(_ENV_KWARGS))}")
+        hint = " (the training deals are the top-level key 'deals')" if "deals" in bad else ""
+        raise ConfigError(f"{where}: unknown env_kwargs {', '.join(bad)}; known: "
+                          f"{', '.join(sorted(_ENV_KWARGS))}{hint}")
+    _check_env_kwargs(raw["env_id"], env_kwargs, where)
+    obs_mode = env_kwargs.get("obs_mode", "codes")
+    policy = raw.get("policy", "MlpPolicy")
+    if obs_mode not in POLICY_OBS_MODES[policy]:
+        fits = ", ".join(p for p, modes in POLICY_OBS_MODES.items() if obs_mode in modes)
+        raise ConfigError(f"{where}: policy {policy} reads obs_mode {' or '.join(POLICY_OBS_MODES[policy])}, but "
+                          f"env_kwargs.obs_mode is {obs_mode!r}; for {obs_mode!r} use {fits}")
+    deals = raw.get("deals", "train")
+    try:
+        train_deals = deal_set(deals)
+    except ValueError as e:
+        raise ConfigError(f"{where}: 'deals': {e}") from None
+    chosen = train_deals.deals
+    if not (isinstance(chosen, range) and chosen.start in TRAIN and chosen[-1] in TRAIN):
+        raise ConfigError(f"{where}: 'deals' must be 'train' or a range A:B inside the train split "
+                          f"({TRAIN.start} .. 2**62 - 1), got {deals!r}: training never plays validation or test deals")
     policy_kwargs = raw.get("policy_kwargs", {})
     bad = sorted(set(policy_kwargs) - _POLICY_KWARGS)
     if bad:
@@ -197,6 +238,10 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
         if key not in ("seed", "deterministic") and value <= 0:
             raise ConfigError(f"{where}: 'eval.{key}' must be positive, got {value}")
     eval_config = EvalConfig(**eval_raw)
+    evals = range(eval_config.seed, eval_config.seed + eval_config.episodes)
+    if evals.start not in VALIDATION or evals.stop - 1 not in VALIDATION:
+        raise ConfigError(f"{where}: the evaluation deals {evals.start}-{evals.stop - 1} (eval.seed, eval.episodes) "
+                          f"must be validation deals ({VALIDATION.start}-{VALIDATION.stop - 1})")
     pretrain = None
     if raw.get("pretrain") is not None:
         pretrain = _parse_pretrain(raw["pretrain"], raw, eval_config, where)
@@ -221,12 +266,37 @@ def _parse_pretrain(pre: dict, raw: dict, eval_config: EvalConfig, where: str) -
         raise ConfigError(f"{where}: pretrain needs the default 'codes' observation (the heuristic reads it), "
                           f"but env_kwargs.obs_mode is {raw['env_kwargs']['obs_mode']!r}")
     deals = range(config.seed, config.seed + config.episodes)
-    evals = range(eval_config.seed, eval_config.seed + eval_config.episodes)
-    for name, other in (("the reported deals 0-999", REPORTED_DEALS), ("the evaluation deals (eval.seed ...)", evals)):
-        if deals.start < other.stop and other.start < deals.stop:
-            raise ConfigError(f"{where}: pretrain deals {deals.start}-{deals.stop - 1} (pretrain.seed, "
-                              f"pretrain.episodes) overlap {name}: choose another pretrain.seed")
+    if deals.start not in TRAIN or deals.stop - 1 not in TRAIN:
+        raise ConfigError(f"{where}: pretrain deals {deals.start}-{deals.stop - 1} (pretrain.seed, pretrain.episodes) "
+                          f"must be train deals ({TRAIN.start} and up), apart from the validation and test deals")
     return config
+
+
+def _check_env_kwargs(env_id: str, env_kwargs: dict, where: str) -> None:
+    """Build the env once with ``env_kwargs``, so a bad value is a ConfigError before any run starts."""
+    import gymnasium as gym
+
+    import solitaire_env  # noqa: F401  (registers the ids)
+
+    try:
+        gym.make_vec(env_id, num_envs=1, **env_kwargs).close()
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{where}: env_kwargs: {e}") from None
+
+
+def describe_deals(config: TrainConfig) -> dict[str, str]:
+    """Which deals each phase of a run plays, in words (for the run's summary and its first lines)."""
+    train = deal_set(config.deals)
+    if train.sampled:
+        words = f"train split (deals {TRAIN.start} .. 2**62 - 1), drawn at random (seed {config.seed})"
+    else:
+        words = f"{train.name}, in order"
+    deals = {"train": words,
+             "validation": f"{describe(config.eval.seed, config.eval.seed + config.eval.episodes - 1)}, every round"}
+    if config.pretrain is not None:
+        pre = config.pretrain
+        deals["pretrain"] = describe(pre.seed, pre.seed + pre.episodes - 1)
+    return deals
 
 
 def load_config(path: str | Path) -> TrainConfig:
@@ -248,54 +318,124 @@ def save_config(config: TrainConfig, path: str | Path) -> None:
     Path(path).write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def train(config: TrainConfig, output_dir: str | Path | None = None, progress: bool = True, verbose: int = 0) -> Path:
-    """Train MaskablePPO as the config says; return the run directory."""
+def prepare_run_dir(out: Path, config: TrainConfig, resume: bool = False, overwrite: bool = False) -> Path | None:
+    """Make ``out`` ready for ``config``'s run; return the checkpoint to resume from (``None``: start anew).
+
+    ``RunDirError`` (nothing changed) when ``out`` holds a run and neither flag is given, or when
+    ``resume`` finds a run of another config.
+    """
+    if resume and overwrite:
+        raise RunDirError("resume and overwrite exclude each other: say which is meant")
+    holds_run = out.is_dir() and any((out / name).exists() for name in RUN_FILES + RUN_DIRS)
+    if holds_run and not (resume or overwrite):
+        raise RunDirError(f"{out} already holds a training run: pass --resume to go on from its last checkpoint, "
+                          f"--overwrite to replace it, or --output DIR for a new directory")
+    if holds_run and resume:
+        saved = out / "config.yaml"
+        if not saved.is_file():
+            raise RunDirError(f"cannot resume {out}: it has no config.yaml (use --overwrite to start anew)")
+        earlier = parse_config(yaml.safe_load(saved.read_text()), where=str(saved)).to_dict()
+        now = config.to_dict()
+        differ = sorted(k for k in now if k not in ("total_timesteps", "output_dir") and now[k] != earlier.get(k))
+        if differ:
+            raise RunDirError(f"cannot resume {out}: its run used another config ({', '.join(differ)} differ); "
+                              f"use --overwrite or another --output")
+        checkpoint = latest_checkpoint(out)
+        if checkpoint is not None:
+            return checkpoint
+        print(f"{out}: no checkpoint saved yet, starting the run anew")
+    if holds_run:  # overwrite, or a resume with nothing to resume from
+        for name in RUN_FILES:
+            (out / name).unlink(missing_ok=True)
+        for name in RUN_DIRS:
+            shutil.rmtree(out / name, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    return None
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    """The checkpoint with the most timesteps in ``out/checkpoints`` (``ppo_<steps>_steps.zip``), if any."""
+    found = []
+    for path in (out / "checkpoints").glob("ppo_*_steps.zip"):
+        steps = path.name.removeprefix("ppo_").removesuffix("_steps.zip")
+        if steps.isdigit():
+            found.append((int(steps), path))
+    return max(found)[1] if found else None
+
+
+def train(config: TrainConfig, output_dir: str | Path | None = None, progress: bool = True, verbose: int = 0,
+          resume: bool = False, overwrite: bool = False) -> Path:
+    """Train MaskablePPO as the config says; return the run directory.
+
+    A directory that holds a run is refused (``RunDirError``) unless ``resume`` (go on from its last
+    checkpoint) or ``overwrite`` (delete the run's files first) says which is meant.
+    """
     import torch
     from sb3_contrib import MaskablePPO
-    from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
     from stable_baselines3.common.callbacks import CheckpointCallback
 
     from solitaire_env.sb3 import CardCodesPolicy, make_sb3_vec_env
 
-    torch.set_num_threads(config.torch_threads)
     out = Path(output_dir or config.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    checkpoint = prepare_run_dir(out, config, resume=resume, overwrite=overwrite)
+    torch.set_num_threads(config.torch_threads)
     save_config(config, out / "config.yaml")
+    deals = describe_deals(config)
+    for phase, words in deals.items():
+        print(f"{phase} deals: {words}")
     env_kwargs = dict(config.env_kwargs)
-    venv = make_sb3_vec_env(config.env_id, n_envs=config.n_envs, seed=config.seed, **env_kwargs)
-    eval_env = make_sb3_vec_env(config.env_id, n_envs=1, seed=config.eval.seed, **env_kwargs)
-    policy_kwargs = dict(config.policy_kwargs)
-    if "features_dim" in policy_kwargs:
-        policy_kwargs["features_extractor_kwargs"] = {"features_dim": policy_kwargs.pop("features_dim")}
-    if "activation_fn" in policy_kwargs:
-        policy_kwargs["activation_fn"] = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[policy_kwargs["activation_fn"]]
-    policy = CardCodesPolicy if config.policy == "CardCodesPolicy" else config.policy
-    model = MaskablePPO(
-        policy, venv, seed=config.seed, device="cpu", verbose=verbose, tensorboard_log=str(out / "tb"),
-        policy_kwargs=policy_kwargs, **config.hyperparams,
-    )
+    venv = make_sb3_vec_env(config.env_id, n_envs=config.n_envs, seed=config.seed, deals=config.deals, **env_kwargs)
+    evals = range(config.eval.seed, config.eval.seed + config.eval.episodes)
+    eval_env = make_sb3_vec_env(config.env_id, n_envs=1, deals=evals, **env_kwargs)
     pretrain_stats = None
-    if config.pretrain is not None:
-        pretrain_stats = pretrain_policy(model, config, verbose=verbose)
-        (out / "pretrain.json").write_text(json.dumps(pretrain_stats, indent=2))
-        model.save(out / "pretrained_model.zip")
+    if checkpoint is not None:
+        model = MaskablePPO.load(checkpoint, env=venv, device="cpu", tensorboard_log=str(out / "tb"))
+        # Fresh training deals after the resume, not a replay of the run's first ones.
+        venv.seed(config.seed + model.num_timesteps)
+        print(f"resuming {out} from {checkpoint.name} ({model.num_timesteps} timesteps)")
+    else:
+        policy_kwargs = dict(config.policy_kwargs)
+        if "features_dim" in policy_kwargs:
+            policy_kwargs["features_extractor_kwargs"] = {"features_dim": policy_kwargs.pop("features_dim")}
+        if "activation_fn" in policy_kwargs:
+            activations = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
+            policy_kwargs["activation_fn"] = activations[policy_kwargs["activation_fn"]]
+        policy = CardCodesPolicy if config.policy == "CardCodesPolicy" else config.policy
+        model = MaskablePPO(
+            policy, venv, seed=config.seed, device="cpu", verbose=verbose, tensorboard_log=str(out / "tb"),
+            policy_kwargs=policy_kwargs, **config.hyperparams,
+        )
+        if config.pretrain is not None:
+            pretrain_stats = pretrain_policy(model, config, verbose=verbose)
+            (out / "pretrain.json").write_text(json.dumps(pretrain_stats, indent=2))
+            model.save(out / "pretrained_model.zip")
+    evaluation = fixed_deals_eval_callback(
+        eval_env, n_eval_episodes=config.eval.episodes, eval_freq=max(config.eval.freq // config.n_envs, 1),
+        best_model_save_path=str(out), log_path=str(out), deterministic=config.eval.deterministic,
+        verbose=verbose,
+    )
+    if checkpoint is not None:
+        evaluation.restore(out, model.num_timesteps)
     callbacks = [
-        MaskableEvalCallback(
-            eval_env, n_eval_episodes=config.eval.episodes, eval_freq=max(config.eval.freq // config.n_envs, 1),
-            best_model_save_path=str(out), log_path=str(out), deterministic=config.eval.deterministic,
-            verbose=verbose,
-        ),
+        evaluation,
         CheckpointCallback(save_freq=max(config.checkpoint_freq // config.n_envs, 1),
                            save_path=str(out / "checkpoints"), name_prefix="ppo"),
     ]
-    start = time.perf_counter()
-    model.learn(total_timesteps=config.total_timesteps, callback=callbacks, progress_bar=progress)
+    start, first_step = time.perf_counter(), model.num_timesteps
+    model.learn(total_timesteps=max(config.total_timesteps - model.num_timesteps, 0), callback=callbacks,
+                progress_bar=progress, reset_num_timesteps=checkpoint is None)
     wall = time.perf_counter() - start
     model.save(out / "final_model.zip")
+    steps = model.num_timesteps - first_step
     summary = {"env_id": config.env_id, "timesteps": int(model.num_timesteps), "wall_time_s": round(wall, 1),
-               "steps_per_s": round(model.num_timesteps / wall, 1), "torch_threads": torch.get_num_threads()}
+               "steps_per_s": round(steps / wall, 1) if wall > 0 else None,
+               "torch_threads": torch.get_num_threads(), "deals": deals}
+    if checkpoint is not None:
+        summary["resumed_from_timesteps"] = int(first_step)  # wall time and steps/s are this piece's
     if pretrain_stats is not None:
         summary["pretrain"] = pretrain_stats
+    elif checkpoint is not None and (out / "pretrain.json").is_file():
+        summary["pretrain"] = json.loads((out / "pretrain.json").read_text())
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     venv.close()
     eval_env.close()
@@ -304,6 +444,41 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     except ValueError:
         pass  # too short a run for an evaluation point
     return out
+
+
+def fixed_deals_eval_callback(eval_env: Any, **kwargs: Any) -> Any:
+    """sb3-contrib's ``MaskableEvalCallback`` that plays the same deals every round.
+
+    ``eval_env`` has an ordered deal set (its one sub-env walks through it); before each round the
+    env is seeded with 0, which rewinds it to the set's first deal, so every round plays deals 0 ..
+    ``n_eval_episodes - 1`` of the set and ``best_model.zip`` compares checkpoints on the same deals.
+    """
+    import numpy as np
+    from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+
+    class FixedDealsEvalCallback(MaskableEvalCallback):
+        def _on_step(self) -> bool:
+            if self.eval_freq > 0 and self.n_calls % self.eval_freq == 0:
+                self.eval_env.seed(0)  # used by the reset that starts the round
+            return super()._on_step()
+
+        def restore(self, out: Path, timesteps: int) -> None:
+            """Take up the log of a run resumed at ``timesteps``: the rounds up to there, and their best."""
+            log = out / "evaluations.npz"
+            if not log.is_file():
+                return
+            data = np.load(log)
+            keep = data["timesteps"] <= timesteps
+            self.evaluations_timesteps = data["timesteps"][keep].tolist()
+            self.evaluations_results = data["results"][keep].tolist()
+            self.evaluations_length = data["ep_lengths"][keep].tolist()
+            means = data["results"].mean(axis=1)
+            if keep.any() and keep[int(np.argmax(means))]:
+                self.best_mean_reward = float(means[keep].max())
+            else:  # best_model.zip came from a round that is replayed now: choose again
+                (out / "best_model.zip").unlink(missing_ok=True)
+
+    return FixedDealsEvalCallback(eval_env, **kwargs)
 
 
 def collect_demonstrations(config: TrainConfig) -> dict[str, Any]:

@@ -126,7 +126,7 @@ def test_cli_evaluate_end_to_end(tmp_path, capsys):
                    "--episodes", "3", "--seed", "5", "--csv", str(out_csv), "--json", str(out_json), "--no-progress"])
     assert status == 0
     out = capsys.readouterr().out
-    assert "Rainbow (Rainbow-v0), 3 deals (deal seeds 5-7)" in out
+    assert "Rainbow (Rainbow-v0), 3 deals (test deals 5-7)" in out
     assert "| random " in out and "| heuristic " in out and "95% CI (Wilson)" in out
     with open(out_csv, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -195,3 +195,18 @@ def test_tiny_maskable_ppo_checkpoint_loads_and_evaluates(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["evaluate", "--env", "RankAndFile-v0", "--agent", str(path), "--episodes", "2"])
     assert exc.value.code == 2 and "trained on another game" in capsys.readouterr().err
+
+
+def test_cli_evaluate_names_the_split_and_keeps_to_it(tmp_path, capsys):
+    out_json = tmp_path / "e.json"
+    assert main(["evaluate", "--env", "Rainbow-v0", "--agent", "random", "--episodes", "2", "--deals", "validation",
+                 "--json", str(out_json), "--no-progress"]) == 0
+    assert "2 deals (validation deals 10000-10001)" in capsys.readouterr().out
+    data = json.loads(out_json.read_text())
+    assert data["split"] == "validation" and data["deal_seeds"] == [10_000, 10_001]
+    for args, message in ((["--seed", "9999"], "deals 9999-10000 (--seed, --episodes) are not all test deals"),
+                          (["--deals", "validation", "--seed", "3"], "not all validation deals (10000-19999)"),
+                          (["--deals", "holdout"], "invalid choice")):
+        with pytest.raises(SystemExit) as stop:
+            main(["evaluate", "--env", "Rainbow-v0", "--agent", "random", "--episodes", "2", *args])
+        assert stop.value.code == 2 and message in capsys.readouterr().err

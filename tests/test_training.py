@@ -14,6 +14,7 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 
 from solitaire_env.training import (  # noqa: E402
     ConfigError,
+    RunDirError,
     load_config,
     parse_config,
     plot_learning_curve,
@@ -59,14 +60,34 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"pretrain": {"value": 1}}, "'pretrain.value' must be bool"),
     ({"pretrain": {"learning_rate": 0}}, "'pretrain.learning_rate' must be positive"),
     ({"pretrain": {"agent": "random"}}, "pretrain.agent must be one of heuristic"),
-    ({"pretrain": {"seed": 500}}, "overlap the reported deals 0-999"),
-    ({"pretrain": {"seed": 9_990, "episodes": 20}}, "overlap the evaluation deals"),
+    ({"pretrain": {"seed": 500}}, "pretrain deals 500-1499 .* must be train deals"),
+    ({"pretrain": {"seed": 19_990, "episodes": 20}}, "must be train deals"),
+    ({"env_kwargs": {"reveal_bonus": "abc"}}, "env_kwargs: reveal_bonus must be a finite number"),
+    ({"env_kwargs": {"obs_mode": "foo"}}, "env_kwargs: obs_mode must be one of"),
+    ({"env_kwargs": {"max_episode_steps": 0}}, "env_kwargs: max_episode_steps must be a positive integer"),
+    ({"env_kwargs": {"deals": "train"}}, "top-level key 'deals'"),
+    ({"policy": "CardCodesPolicy", "env_kwargs": {"obs_mode": "onehot"}},
+     "policy CardCodesPolicy reads obs_mode codes.*use MlpPolicy"),
+    ({"policy": "MultiInputPolicy"}, "policy MultiInputPolicy reads obs_mode dict"),
+    ({"env_kwargs": {"obs_mode": "dict"}}, "policy MlpPolicy reads obs_mode codes or onehot.*MultiInputPolicy"),
+    ({"deals": "test"}, "'deals' must be 'train' or a range A:B inside the train split"),
+    ({"deals": "5:10"}, "inside the train split"),
+    ({"deals": "all"}, "'deals': deals must be"),
+    ({"eval": {"seed": 0}}, "evaluation deals 0-49 .* must be validation deals"),
+    ({"eval": {"seed": 19_990, "episodes": 20}}, "must be validation deals"),
     ({"pretrain": [1, 2]}, "'pretrain' must be dict"),
     ({"pretrain": {}, "env_kwargs": {"obs_mode": "onehot"}}, "pretrain needs the default 'codes' observation"),
 ])
 def test_bad_configs_fail_clearly(change, match):
     with pytest.raises(ConfigError, match=match):
         parse_config({**BASE, **change})
+
+
+@pytest.mark.parametrize("change", [{"policy": "MultiInputPolicy", "env_kwargs": {"obs_mode": "dict"}},
+                                    {"env_kwargs": {"obs_mode": "onehot"}}, {"deals": "30000:40000"},
+                                    {"eval": {"seed": 19_950, "episodes": 50}}])
+def test_good_configs_pass(change):
+    parse_config({**BASE, **change})
 
 
 def test_missing_required_key():
@@ -186,3 +207,85 @@ def test_card_codes_policy_matches_one_hot_linear():
         expected = torch.relu(torch.as_tensor(onehot) @ extractor.embed.weight + extractor.bias)
         got = extractor(torch.as_tensor(obs[None], dtype=torch.float32))[0]
     torch.testing.assert_close(got, expected)
+
+
+TINY = {
+    "env_id": "Rainbow-v0", "total_timesteps": 512, "n_envs": 4, "seed": 3, "policy": "CardCodesPolicy",
+    "policy_kwargs": {"net_arch": [16], "features_dim": 16},
+    "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
+    "env_kwargs": {"max_episode_steps": 100}, "eval": {"freq": 128, "episodes": 3}, "checkpoint_freq": 256,
+}
+
+
+def test_every_evaluation_round_plays_the_same_validation_deals(tmp_path, monkeypatch):
+    from solitaire_env.vector import SolitaireVectorEnv
+
+    dealt: dict[str, list[int]] = {"eval": [], "train": []}
+    deal = SolitaireVectorEnv._deal
+
+    def spy(self, i, seed):
+        deal(self, i, seed)
+        dealt["eval" if self.num_envs == 1 else "train"].append(int(self.deal_seeds[i]))
+
+    monkeypatch.setattr(SolitaireVectorEnv, "_deal", spy)
+    out = train(parse_config(TINY), output_dir=tmp_path / "run", progress=False)
+    rounds = len(np.load(out / "evaluations.npz")["timesteps"])
+    assert rounds >= 3
+    # Each round: the reset deals 10000, each episode's end the next; after the third the set wraps
+    # around to 10000, which is dealt but never played.
+    assert dealt["eval"] == [10_000, 10_001, 10_002, 10_000] * rounds
+    assert dealt["train"] and all(d >= 20_000 for d in dealt["train"])  # train split only
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["deals"]["validation"] == "validation deals 10000-10002, every round"
+    assert summary["deals"]["train"].startswith("train split")
+
+
+def test_a_directory_holding_a_run_is_refused_then_resumed_or_overwritten(tmp_path):
+    config = parse_config(TINY)
+    out = train(config, output_dir=tmp_path / "run", progress=False)
+    final = (out / "final_model.zip").read_bytes()
+    with pytest.raises(RunDirError, match="already holds a training run.*--resume.*--overwrite"):
+        train(config, output_dir=out, progress=False)
+    assert (out / "final_model.zip").read_bytes() == final  # nothing touched
+    other = parse_config({**TINY, "seed": 4})
+    with pytest.raises(RunDirError, match="another config \\(seed differ"):
+        train(other, output_dir=out, progress=False, resume=True)
+
+    # As if interrupted after the checkpoint at 256 steps: later evaluations are dropped and replayed.
+    (out / "checkpoints" / "ppo_512_steps.zip").unlink()
+    config.total_timesteps = 768
+    train(config, output_dir=out, progress=False, resume=True)
+    log = np.load(out / "evaluations.npz")
+    steps = log["timesteps"].tolist()
+    assert steps == sorted(set(steps)) and steps[-1] == 768 and 256 in steps
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["resumed_from_timesteps"] == 256 and summary["timesteps"] == 768
+    assert MaskablePPO.load(out / "final_model.zip", device="cpu").num_timesteps == 768
+
+    train(config, output_dir=out, progress=False, overwrite=True)
+    assert "resumed_from_timesteps" not in json.loads((out / "summary.json").read_text())
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["ppo_256_steps.zip", "ppo_512_steps.zip",
+                                                                      "ppo_768_steps.zip"]
+
+
+def test_train_cli_checks_everything_before_making_the_run_directory(tmp_path, capsys):
+    from solitaire_env.cli import main
+
+    config = tmp_path / "c.yaml"
+    for env_kwargs, message in (({"reveal_bonus": "abc"}, "reveal_bonus must be a finite number"),
+                                ({"obs_mode": "onehot"}, "CardCodesPolicy reads obs_mode codes")):
+        config.write_text(yaml.safe_dump({**TINY, "env_kwargs": env_kwargs, "output_dir": str(tmp_path / "run")}))
+        with pytest.raises(SystemExit) as stop:
+            main(["train", str(config), "--no-progress"])
+        assert stop.value.code == 2 and message in capsys.readouterr().err
+        assert not (tmp_path / "run").exists()
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "final_model.zip").write_bytes(b"an earlier run")
+    config.write_text(yaml.safe_dump({**TINY, "output_dir": str(run)}))
+    with pytest.raises(SystemExit) as stop:
+        main(["train", str(config), "--no-progress"])
+    assert stop.value.code == 2 and "already holds a training run" in capsys.readouterr().err
+    assert (run / "final_model.zip").read_bytes() == b"an earlier run"
+    with pytest.raises(SystemExit):
+        main(["train", str(config), "--resume", "--overwrite"])
