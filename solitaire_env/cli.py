@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
                                            "Type 'help' at the prompt for the move notation.")
     play.add_argument("game", nargs="?", metavar="GAME", help="rank_and_file, number_ten or rainbow (or an env id)")
     play.add_argument("--seed", type=_non_negative_int, metavar="S", help="deal number (default: a random deal)")
-    play.add_argument("--state", metavar="FILE", help="start from a saved STATE_FORMAT.md JSON position")
+    play.add_argument("--state", metavar="FILE", help="start from a saved JSON position (docs/state_format.md)")
     play.set_defaults(run=_play, command_parser=play)
 
     so = commands.add_parser(

@@ -5,7 +5,7 @@
 >>> move = game.legal_moves()[0]
 >>> game.play(move)          # or game.play(action_id)
 1
->>> state = game.get_state() # the STATE_FORMAT.md JSON, hidden cards included
+>>> state = game.get_state() # the JSON of docs/state_format.md, hidden cards included
 
 No Gymnasium here: the envs, the vector env, the agents and the solver build on this and on
 :mod:`solitaire_env.core`.
@@ -52,7 +52,7 @@ class Game:
     # --- state --------------------------------------------------------------------------------
 
     def get_state(self) -> dict:
-        """The full position as a STATE_FORMAT.md JSON dict (hidden cards included)."""
+        """The full position as a JSON dict of ``docs/state_format.md`` (hidden cards included)."""
         return state.to_json(self.variant, self.state)
 
     def set_state(self, json_state: dict) -> None:

@@ -1,10 +1,10 @@
 """Moves as people read them, and their action ids.
 
 A :class:`Move` is (source area, source index, target area, target index, number of cards), as in
-RULES.md. Each action id of a variant stands for one canonical move; :func:`decode` reads it in the
-current position and fills in what the position decides (which foundation slot, which empty pile, how
-many cards). For an action that is not legal in the position those fields are ``None`` and so is
-``count`` (unless the id itself fixes it), so no two ids ever decode to the same move.
+``docs/rules.md``. Each action id of a variant stands for one canonical move; :func:`decode` reads it
+in the current position and fills in what the position decides (which foundation slot, which empty
+pile, how many cards). For an action that is not legal in the position those fields are ``None`` and
+so is ``count`` (unless the id itself fixes it), so no two ids ever decode to the same move.
 """
 
 from __future__ import annotations

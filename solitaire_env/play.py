@@ -15,7 +15,7 @@ from 1, each with its short notation. Type a move's number or its notation, or a
 Piles are numbered from **0**, as the table shows them (``t0`` ... ``t9``, ``t0`` ... ``t3`` in
 Rainbow), and as the engine and the envs number them. Foundations and empty piles need no number:
 a card goes to the lowest-numbered foundation that takes it and into the lowest-numbered empty pile
-(RULES.md), so ``t5`` as a target that is empty means the same as ``e``.
+(``docs/rules.md``), so ``t5`` as a target that is empty means the same as ``e``.
 
 The functions :func:`notation` and :func:`parse_move` convert between moves and this notation.
 """
@@ -441,7 +441,7 @@ class _Session:
 
 
 def load_state_file(path: str) -> dict:
-    """Read a STATE_FORMAT.md JSON position; ``ValueError`` with a clear message if it cannot be used."""
+    """Read a JSON position (``docs/state_format.md``); ``ValueError`` with a clear message if it cannot be used."""
     try:
         with open(os.path.expanduser(path), encoding="utf-8") as f:
             text = f.read()

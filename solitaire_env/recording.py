@@ -6,7 +6,7 @@
 >>> obs, reward, terminated, truncated, info = env.step(action)
 >>> rec.add(action, reward)
 >>> rec.save("episode.json")
->>> states = replay_states(load_recording("episode.json"))   # one STATE_FORMAT dict per step, start first
+>>> states = replay_states(load_recording("episode.json"))   # one state dict per step, start first
 
 A recording holds the start position (hidden cards included), the action ids and the rewards the env
 gave; replaying the actions from the start position through a fresh env must give the same rewards,
@@ -248,7 +248,7 @@ def replay(recording: dict | str | os.PathLike) -> tuple[list[dict], list]:
 
 
 def replay_states(recording: dict | str | os.PathLike) -> list[dict]:
-    """The STATE_FORMAT.md position before the first action and after each one (``len(actions) + 1``)."""
+    """The position (``docs/state_format.md``) before the first action and after each one (``len(actions) + 1``)."""
     return replay(recording)[0]
 
 

@@ -1,7 +1,7 @@
 """Pictures of a position: a compact text table (``ansi``) and an RGB image (``rgb_array``).
 
-Both draw from the STATE_FORMAT.md JSON with face-down cards shown as backs, so a rendering never
-shows more than a player at the table sees.
+Both draw from the state JSON (``docs/state_format.md``) with face-down cards shown as backs, so a
+rendering never shows more than a player at the table sees.
 """
 
 from __future__ import annotations

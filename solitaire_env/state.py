@@ -1,4 +1,4 @@
-"""Deals from a seed, and the full game state as the JSON of ``shared/STATE_FORMAT.md`` (format 1).
+"""Deals from a seed, and the full game state as the JSON of ``docs/state_format.md`` (format 1).
 
 :func:`deal` builds a fresh position, :func:`to_json` exports one, :func:`from_json` checks a JSON
 state against every validity rule of the format and builds the engine's array; it raises
@@ -169,7 +169,7 @@ def _parse_pile(items: Any, where: str, allow_down: bool) -> tuple[list[int], in
 
 
 def from_json(state: Any) -> tuple[Variant, np.ndarray]:
-    """Check ``state`` against STATE_FORMAT.md and build the engine array; ``ValueError`` if invalid."""
+    """Check ``state`` against ``docs/state_format.md`` and build the engine array; ``ValueError`` if invalid."""
     if not isinstance(state, dict):
         raise ValueError(f"a game state must be a JSON object (dict), got {type(state).__name__}")
     missing = [k for k in _REQUIRED if k not in state]

@@ -33,7 +33,7 @@ def test_every_position_of_a_thousand_random_games_is_valid(variant):
     found_before, positions = {}, 0
     for g, _, s in _random_games(variant, games=1000, max_moves=40):
         state = to_json(v, s)
-        _, rebuilt = from_json(state)  # every validity rule of STATE_FORMAT.md, cards conserved
+        _, rebuilt = from_json(state)  # every validity rule of docs/state_format.md, cards conserved
         np.testing.assert_array_equal(rebuilt, s)
         found = core.foundation_cards(s, v.spec)
         assert found == sum(len(f) for f in state["foundations"])

@@ -1,4 +1,4 @@
-"""The rules of shared/RULES.md, one small case each, played from hand-built JSON positions."""
+"""The rules of docs/rules.md, one small case each, played from hand-built JSON positions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The game state as JSON (shared/STATE_FORMAT.md): round trips, deals, seeds and bad input."""
+"""The game state as JSON (docs/state_format.md): round trips, deals, seeds and bad input."""
 
 from __future__ import annotations
 
@@ -104,6 +104,12 @@ def test_two_deck_state_may_leave_out_reserve_and_base_rank():
     state = Game("rank_and_file", seed=3).get_state()
     del state["reserve"], state["base_rank"]
     assert Game.from_state(state).get_state() == Game("rank_and_file", seed=3).get_state()
+
+
+def test_two_deck_state_may_have_a_null_reserve():
+    state = Game("number_ten", seed=3).get_state()
+    state["reserve"] = None
+    assert Game.from_state(state).get_state() == Game("number_ten", seed=3).get_state()
 
 
 def test_rainbow_foundation_may_wrap_from_king_to_ace():
@@ -226,7 +232,7 @@ def test_unknown_extra_key(variant):
     assert_rejected(state, "unknown key.*score", variant)
 
 
-@pytest.mark.parametrize("fmt", [0, 2, "1", None, True, [1]])
+@pytest.mark.parametrize("fmt", [0, 2, "1", 1.0, None, True, [1]])
 def test_wrong_format_number(fmt):
     state = deal()
     state["format"] = fmt
@@ -363,6 +369,39 @@ def test_rainbow_empty_pile_with_an_empty_reserve_is_valid():
     assert Game.from_state(state).get_state() == state
 
 
+# The engine's storage bounds (docs/state_format.md, rules 19-22): beyond the game's own rules, met by
+# every position play reaches. Each state below breaks that bound and nothing else. (Rule 22, a pile
+# that could outgrow its storage by building, is tested in test_rules.py.)
+
+
+def test_rainbow_stock_and_waste_of_more_than_34_cards():
+    state = deal("rainbow")
+    state["waste"].append(state["reserve"].pop(0).lstrip("#"))  # a face-down reserve card
+    assert (len(state["stock"]), len(state["waste"]), len(state["reserve"])) == (34, 1, 12)
+    assert_rejected(state, "stock and waste hold 35 cards; Rainbow deals only 34 there", "rainbow")
+
+
+@pytest.mark.parametrize("variant", TWO_DECK)
+def test_two_deck_stock_and_waste_of_more_than_64_cards(variant):
+    state = deal(variant)
+    state["stock"].insert(0, state["tableau"][6].pop(0).lstrip("#"))  # the pile's bottom card
+    assert_rejected(state, f"stock and waste hold 65 cards; {get_variant(variant).title} deals only 64", variant)
+
+
+def test_rainbow_reserve_of_more_than_13_cards():
+    state = deal("rainbow")
+    state["reserve"].insert(0, "#" + state["stock"].pop(0))
+    assert_rejected(state, "reserve holds 14 cards; Rainbow deals 13 there", "rainbow")
+
+
+@pytest.mark.parametrize("variant", TWO_DECK)
+def test_two_deck_pile_of_more_than_16_cards(variant):
+    state = won_state(variant)
+    cards = [state["foundations"][f].pop() for _ in range(2) for f in range(8)] + [state["foundations"][0].pop()]
+    state["tableau"][9] = ["#" + c for c in cards[:-1]] + cards[-1:]  # 16 face down, the Jack of clubs up
+    assert_rejected(state, r"tableau\[9\] holds 17 cards; the engine stores at most 16", variant)
+
+
 @pytest.mark.parametrize(
     "variant, value",
     [
@@ -411,6 +450,16 @@ def test_part_that_is_not_a_list(key):
     state = deal()
     state[key] = "As Ks"
     assert_rejected(state, key)
+
+
+@pytest.mark.parametrize("where", ["tableau", "foundations", "reserve"])
+def test_pile_that_is_not_a_list(where):
+    state = deal("rainbow")
+    if where == "reserve":
+        state["reserve"] = "3d"
+    else:
+        state[where][1] = "3d"
+    assert_rejected(state, rf"{where}(\[1\])? must be a list of cards", "rainbow")
 
 
 @pytest.mark.parametrize("rank", ["1", "10", "a", "", None, 7])

@@ -203,7 +203,7 @@ class SolitaireEnv(gym.Env):
         return self.game.encode(move)
 
     def get_state(self) -> dict:
-        """The full position as STATE_FORMAT.md JSON (hidden cards included: not an observation)."""
+        """The full position as the JSON of ``docs/state_format.md`` (hidden cards included: not an observation)."""
         return self.game.get_state()
 
     def set_state(self, state: dict) -> tuple[Any, dict]:

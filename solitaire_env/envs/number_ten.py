@@ -9,7 +9,7 @@ from solitaire_env.games import NUMBER_TEN
 class NumberTenEnv(SolitaireEnv):
     """Number Ten: Rank and File with each pile dealt two cards face down and two face up.
 
-    Rules: ``shared/RULES.md`` and :mod:`solitaire_env.games.number_ten`. The two face-up cards are
+    Rules: ``docs/rules.md`` and :mod:`solitaire_env.games.number_ten`. The two face-up cards are
     dealt as they come, so a fresh pile's movable run may be a single card.
 
     Everything else, the action space ``Discrete(243)``, the 233-entry observation, the rewards,

@@ -9,7 +9,7 @@ from solitaire_env.games import RAINBOW
 class RainbowEnv(SolitaireEnv):
     """Rainbow: build four foundations up in suit from the base rank, wrapping King to Ace.
 
-    Rules: ``shared/RULES.md`` and :mod:`solitaire_env.games.rainbow`. The first card dealt starts
+    Rules: ``docs/rules.md`` and :mod:`solitaire_env.games.rainbow`. The first card dealt starts
     the first foundation and fixes the base rank. Piles build down in alternating colours, wrapping;
     only whole piles move between piles; an emptied pile is refilled from the reserve at once, and
     once the reserve is gone only by choice from the waste. Two redeals.

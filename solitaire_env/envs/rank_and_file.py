@@ -9,7 +9,7 @@ from solitaire_env.games import RANK_AND_FILE
 class RankAndFileEnv(SolitaireEnv):
     """Rank and File: move all 104 cards to eight foundations built up in suit from Ace to King.
 
-    Rules: ``shared/RULES.md`` and :mod:`solitaire_env.games.rank_and_file`. Piles build down in
+    Rules: ``docs/rules.md`` and :mod:`solitaire_env.games.rank_and_file`. Piles build down in
     alternating colours; a packed run or its top part moves as a unit; an empty pile takes any card
     or run; one pass through the stock, one card at a time.
 
@@ -17,7 +17,7 @@ class RankAndFileEnv(SolitaireEnv):
 
     ``Discrete(243)``. Piles are numbered 0-9. Which foundation slot, which empty pile and how many
     cards a tableau-to-tableau move takes are decided by the position (the canonical move of
-    RULES.md), so each id is one move; ``env.unwrapped.decode_action(a)`` shows it.
+    ``docs/rules.md``), so each id is one move; ``env.unwrapped.decode_action(a)`` shows it.
 
     | id              | move                                                            |
     |-----------------|-----------------------------------------------------------------|

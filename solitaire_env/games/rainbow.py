@@ -1,6 +1,6 @@
 """Rainbow: one deck, a 13-card reserve, four piles, wrapping builds and two redeals.
 
-Rules (``shared/RULES.md``): the first card dealt goes to the first foundation and fixes the base rank;
+Rules (``docs/rules.md``): the first card dealt goes to the first foundation and fixes the base rank;
 four foundations start from the base rank (any suit, which then belongs to the pile) and build up in
 suit, wrapping King to Ace, to 13 cards. The reserve has 12 cards face down under one face up; four
 piles of one card each. Piles build down in alternating colours, wrapping (a black King on a red Ace);

@@ -1,6 +1,6 @@
 """Rank and File (also Dress Parade, Ten Little Indians): two decks, ten piles of 3 down and 1 up.
 
-Rules (``shared/RULES.md``): eight foundations built up in suit from Ace to King, either pile of a suit
+Rules (``docs/rules.md``): eight foundations built up in suit from Ace to King, either pile of a suit
 taking the next card; tableau built down in alternating colours without wrapping; the top card or any
 packed run (or its top part) moves as a unit; an empty pile takes any card or run and is never filled
 automatically; the stock deals one card at a time to the waste, with no redeal; face-down cards turn
