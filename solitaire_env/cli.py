@@ -164,6 +164,10 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             agents[name] = make_agent(name, args.env, seed=args.seed)
         except (FileNotFoundError, ValueError) as e:
             parser.error(str(e))
+    for name, agent in agents.items():  # say which file a run directory (or "x" for "x.zip") stood for
+        checkpoint = getattr(agent, "checkpoint", None)
+        if checkpoint and checkpoint != name.removeprefix("sample:"):
+            print(f"agent {name}: playing {checkpoint}")
     if args.record:
         try:
             os.makedirs(args.record, exist_ok=True)
