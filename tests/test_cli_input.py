@@ -1,12 +1,16 @@
-"""Command-line input the CLI must answer clearly (issue #15, point 12): run directories and damaged
-files as agents."""
+"""Command-line input the CLI must answer clearly (issue #15, point 12): agent forms in --help, negative
+--seeds, plot of a missing directory, run directories and damaged files as agents, replay file
+suffixes, --version."""
 
 from __future__ import annotations
 
 import zipfile
+from importlib import metadata
 
 import pytest
 
+import solitaire_env
+from solitaire_env import cli
 from solitaire_env.cli import main
 
 
@@ -20,6 +24,77 @@ def _one_line_error(argv: list[str], capsys) -> str:
     assert len(err.splitlines()) == 1 and err.startswith(f"solitaire-env {argv[0]}: error:"), err
     assert "Traceback" not in err and captured.out == ""
     return err
+
+
+def test_evaluate_help_lists_every_agent_form(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # undo argparse's line wrapping
+    for form in ("'random'", "'heuristic'", "'search'", "'search:WxN'", "'sample:PATH'", ".zip",
+                 "run directory", "best_model.zip", "final_model.zip"):
+        assert form in text, form
+
+
+@pytest.mark.parametrize("command", [["solve", "rainbow"], ["solvitaire", "--out", "unused"]])
+@pytest.mark.parametrize("seeds", [["--seeds", "-3:2"], ["--seeds=-3:2"], ["--seeds", "2:-3"], ["--seeds", "-3"]])
+def test_negative_seeds_are_named_in_both_option_forms(command, seeds, capsys):
+    err = _one_line_error([*command, *seeds], capsys)
+    assert "deal numbers cannot be negative" in err and "expected one argument" not in err
+
+
+def test_plot_says_whether_the_directory_is_missing_or_has_no_evaluations(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("yaml")
+    missing = tmp_path / "nonexistent"
+    err = _one_line_error(["plot", str(missing)], capsys)
+    assert f"run directory {missing} does not exist" in err and "too short" not in err
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    assert "is not a directory" in _one_line_error(["plot", str(a_file)], capsys)
+    assert "no evaluations.npz in" in _one_line_error(["plot", str(tmp_path)], capsys)
+    err = _one_line_error(["plot", str(tmp_path), "--out", str(tmp_path / "no" / "curve.png")], capsys)
+    assert "no such directory" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--gif", "x.png"], "--gif x.png: the file name must end in .gif"),
+    (["--html", "x.txt"], "--html x.txt: the file name must end in .html or .htm"),
+    (["--gif", "ok.gif", "--html", "page.png"], "--html page.png: the file name must end in .html or .htm"),
+])
+def test_replay_refuses_an_output_name_of_another_format(tmp_path, argv, message, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    # The recording does not exist: the suffix is checked first, before anything is read or written.
+    err = _one_line_error(["replay", "missing.json", *argv], capsys)
+    assert message in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_replay_of_a_missing_recording_says_so(tmp_path, capsys):
+    err = _one_line_error(["replay", str(tmp_path / "missing.json"), "--gif", str(tmp_path / "x.gif")], capsys)
+    assert f"cannot read {tmp_path / 'missing.json'}: No such file or directory" in err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    try:
+        expected = metadata.version("solitaire-env")
+    except metadata.PackageNotFoundError:
+        expected = solitaire_env.__version__
+    assert capsys.readouterr().out.strip() == f"solitaire-env {expected}"
+
+
+def test_version_falls_back_to_the_package_when_not_installed(monkeypatch):
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    assert cli._version() == solitaire_env.__version__
+
+
+# --- checkpoints: run directories and damaged files -------------------------------------------
 
 
 @pytest.fixture(scope="module")
