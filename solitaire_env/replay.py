@@ -86,10 +86,12 @@ def _caption_strip(img: Image.Image, text: str) -> Image.Image:
     draw = ImageDraw.Draw(out)
     try:
         font = ImageFont.load_default(size=px)
-    except TypeError:  # pragma: no cover - Pillow without FreeType
+        ellipsis = "…"
+    except TypeError:  # Pillow 10.0 (no size argument): its bitmap font, Latin-1 only
         font = ImageFont.load_default()
+        ellipsis = "..."
     while len(text) > 8 and draw.textlength(text, font=font) > w - 2 * px:
-        text = text[:-2] + "…"
+        text = text[: -1 - len(ellipsis)] + ellipsis
     draw.text((px, h + bar // 2), text, font=font, fill=_CAPTION_FG, anchor="lm")
     return out
 
@@ -154,7 +156,8 @@ def _patch(prev: np.ndarray, cur: np.ndarray) -> list | None:
     rgba = np.zeros((y1 - y0, x1 - x0, 4), dtype=np.uint8)
     rgba[..., :3] = np.where(mask[..., None], cur[y0:y1, x0:x1], 0)
     rgba[..., 3] = mask * 255
-    return [int(x0), int(y0), _png_b64(Image.fromarray(rgba, "RGBA"))]
+    # No mode argument: a (h, w, 4) uint8 array is RGBA by its shape, and Pillow 11.3 deprecates mode=.
+    return [int(x0), int(y0), _png_b64(Image.fromarray(rgba))]
 
 
 _HTML = """<!DOCTYPE html>
