@@ -1,5 +1,5 @@
-"""Replay output without Pillow deprecation warnings, its HTML page as package data (issue #15 point 14,
-issue #16 point 10)."""
+"""Replay output without Pillow deprecation warnings, its HTML page as package data, and the ``video``
+extra (issue #15 point 14, issue #16 point 10)."""
 
 from __future__ import annotations
 
@@ -44,11 +44,12 @@ def test_the_html_page_is_package_data_with_every_slot_filled(tmp_path):
     assert not re.findall(r"__[A-Z0-9]+__", html)
 
 
-def test_pyproject_ships_the_page():
+def test_pyproject_ships_the_page_and_offers_the_video_extra():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     patterns = project["tool"]["setuptools"]["package-data"]["solitaire_env"]
     assert any(Path("data/replay.html").match(p) for p in patterns)
+    assert any(req.startswith("moviepy") for req in project["project"]["optional-dependencies"]["video"])
 
 
 def test_captions_cut_short_in_pillow_10_0s_bitmap_font(monkeypatch, tmp_path):
