@@ -7,7 +7,9 @@
 ``random``: uniform over the legal actions; ``heuristic``: the rule-based player of
 :mod:`agents.heuristic`; ``search`` (or ``search:WxN``): the determinized search agent of
 :mod:`agents.search`; a path to a ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
-(:mod:`agents.ppo`, needs the ``train`` extra).
+(:mod:`agents.ppo`, needs the ``train`` extra), or to a training run directory: its
+``best_model.zip``, else its ``final_model.zip``; ``sample:PATH``: that checkpoint's policy sampled
+instead of played greedily.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
     """The agent ``name_or_path`` names, for ``env_id``.
 
     Raises ``ValueError`` for an unknown env id or agent name (or an unreadable checkpoint) and
-    ``FileNotFoundError`` for a checkpoint path that does not exist.
+    ``FileNotFoundError`` for a checkpoint path that does not exist (or a directory without a model);
+    a checkpoint agent's ``checkpoint`` is the file it loaded.
     """
     if env_id not in ENV_IDS:
         raise ValueError(f"unknown env id {env_id!r}; known: {', '.join(ENV_IDS)}")
@@ -55,8 +58,8 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
         from agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
 
         return MaskablePPOAgent.load(path, env_id, name=name_or_path, deterministic=not sample)
-    raise ValueError(f"unknown agent {name_or_path!r}: use {' or '.join(AGENT_NAMES)}, "
-                     "or the path to a MaskablePPO .zip checkpoint")
+    raise ValueError(f"unknown agent {name_or_path!r}: use random, heuristic, search, search:WxN, the path "
+                     "of a MaskablePPO .zip checkpoint or of a run directory, or sample:PATH")
 
 
 __all__ = ["AGENT_NAMES", "Agent", "HeuristicAgent", "RandomAgent", "make_agent"]

@@ -1,6 +1,6 @@
 """The ``solitaire-env`` command: ``evaluate``, ``train``, ``plot``, ``play``, ``replay``, ``solve`` and ``solvitaire``.
 
-``solitaire-env evaluate --env ID --agent NAME|CHECKPOINT [--agent ...] --episodes N --seed S
+``solitaire-env evaluate --env ID --agent AGENT [--agent ...] --episodes N --seed S
 [--csv FILE] [--json FILE] [--no-progress]`` plays each agent over the same deals (see
 :mod:`solitaire_env.evaluation`) and prints a table of the results. Bad input (an unknown env id or
 agent, a missing checkpoint, a non-positive number of episodes) prints a one-line error and exits
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import NoReturn
 
@@ -20,6 +21,12 @@ from solitaire_env.registration import ENV_IDS
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with usage errors as one line (no usage dump) and status 2."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse takes "-3:2" (a dash, then a digit) for an option and answers "expected one argument";
+        # as a value, the option's own check can say what is wrong with it. No option here starts "-<digit>".
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
@@ -45,8 +52,28 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _seed_range(text: str) -> str:
+    """``--seeds A:B``, checked for a sign here so a negative deal number gets its own message."""
+    if any(part.strip().startswith("-") for part in text.split(":")):
+        raise argparse.ArgumentTypeError(f"bad seed range {text!r}: deal numbers cannot be negative")
+    return text
+
+
+def _version() -> str:
+    """The installed distribution's version; the package's own when it runs from a source tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("solitaire-env")
+    except PackageNotFoundError:
+        from solitaire_env import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="solitaire-env", description="Rank and File, Number Ten and Rainbow: tools.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
     ev = commands.add_parser(
@@ -55,8 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "env's registered time limit, and print win rate (95% Wilson interval), foundation "
                     "cards, episode length and truncation rate per agent.")
     ev.add_argument("--env", required=True, metavar="ID", help=f"env id: {', '.join(ENV_IDS)}")
-    ev.add_argument("--agent", required=True, action="append", metavar="NAME|CHECKPOINT", dest="agents",
-                    help="'random', 'heuristic' or the path to a MaskablePPO .zip; repeat to compare several")
+    ev.add_argument("--agent", required=True, action="append", metavar="AGENT", dest="agents",
+                    help="'random', 'heuristic', 'search' (the determinized search agent), 'search:WxN' (W "
+                         "guesses of the hidden cards per move, N solver positions each, e.g. search:8x1000), "
+                         "PATH: a MaskablePPO .zip played greedily or a run directory (its best_model.zip, else "
+                         "final_model.zip), or 'sample:PATH' (the checkpoint's policy sampled, seeded per deal); "
+                         "repeat to compare several")
     ev.add_argument("--episodes", required=True, type=_positive_int, metavar="N", help="deals to play")
     ev.add_argument("--deals", choices=("test", "validation", "train"), default="test",
                     help="the split the deals come from (default test: deals 0-9999, what docs/results.md "
@@ -106,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "one CSV row per deal and printing the winnable fraction with its 95% interval.")
     so.add_argument("game", metavar="GAME", help="rank_and_file, number_ten or rainbow (or an env id)")
     seeds = so.add_mutually_exclusive_group(required=True)
-    seeds.add_argument("--seeds", metavar="A:B", help="deals A to B-1, e.g. 0:1000")
+    seeds.add_argument("--seeds", type=_seed_range, metavar="A:B", help="deals A to B-1, e.g. 0:1000")
     seeds.add_argument("--retry", metavar="CSV",
                        help="a second pass over the deals a previous run's CSV left unknown; the new CSV and "
                             "summary cover every deal of the previous run")
@@ -140,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
         "solvitaire", help="export Rank and File deals as input files for the Solvitaire solver",
         description="Write deals A .. B-1 of Rank and File as Solvitaire deal files (its rank-and-file "
                     "preset), to cross-check the solver's figures with an independent solver.")
-    sv.add_argument("--seeds", required=True, metavar="A:B", help="deals A to B-1, e.g. 0:20")
+    sv.add_argument("--seeds", required=True, type=_seed_range, metavar="A:B", help="deals A to B-1, e.g. 0:20")
     sv.add_argument("--out", required=True, metavar="DIR", help="directory for rank_and_file-SEED.json")
     sv.set_defaults(run=_solvitaire, command_parser=sv)
 
@@ -181,6 +212,10 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             agents[name] = make_agent(name, args.env, seed=args.seed)
         except (FileNotFoundError, ValueError) as e:
             parser.error(str(e))
+    for name, agent in agents.items():  # say which file a run directory (or "x" for "x.zip") stood for
+        checkpoint = getattr(agent, "checkpoint", None)
+        if checkpoint and checkpoint != name.removeprefix("sample:"):
+            print(f"agent {name}: playing {checkpoint}")
     if args.record:
         try:
             os.makedirs(args.record, exist_ok=True)
@@ -242,9 +277,11 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _plot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from solitaire_env.training import plot_learning_curve
 
+    if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        parser.error(f"cannot write {args.out}: no such directory")
     try:
         print(f"wrote {plot_learning_curve(args.run_dir, args.out)}")
-    except ValueError as e:
+    except (FileNotFoundError, NotADirectoryError, ValueError) as e:
         parser.error(str(e))
     return 0
 
@@ -337,11 +374,18 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     if not (args.gif or args.html or args.ansi):
         parser.error("say what to make: --gif OUT.gif, --html OUT.html and/or --ansi")
+    # The writers make GIF and HTML whatever the name says: a wrong suffix is a slip, caught before any work.
+    if args.gif and not args.gif.lower().endswith(".gif"):
+        parser.error(f"--gif {args.gif}: the file name must end in .gif")
+    if args.html and not args.html.lower().endswith((".html", ".htm")):
+        parser.error(f"--html {args.html}: the file name must end in .html or .htm")
     if args.fps <= 0:
         parser.error(f"--fps must be positive, got {args.fps}")
     try:
         recording = load_recording(args.recording)
-    except (OSError, ValueError) as e:
+    except OSError as e:
+        parser.error(f"cannot read {args.recording}: {e.strerror or e}")
+    except ValueError as e:
         parser.error(str(e))
     try:
         if args.gif:

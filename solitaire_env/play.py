@@ -135,14 +135,24 @@ def _same_source(a: Move, b: Move) -> bool:
     return (a.source, a.source_index) == (b.source, b.source_index)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def describe(move: Move, game: Game, state: dict | None = None) -> str:
-    """Legal ``move`` in words, with its cards: ``9h 8s -> t3 (onto Tc)``."""
+    """Legal ``move`` in words, with its cards: ``9h 8s -> t3 (onto Tc)``.
+
+    ``state`` is the position before the move; what is left of the stock or the redeals is counted
+    after it, since a replay's caption sits under the position the move made.
+    """
     state = state if state is not None else game.get_state()
     if move.source == "stock":
-        return f"draw from the stock ({len(state['stock'])} cards in it)"
+        left = len(state["stock"]) - 1  # a draw turns one card
+        return f"draw from the stock ({_count(left, 'card')} left)" if left else "draw the stock's last card"
     if move.target == "stock":
-        left = state.get("redeals_left", 0)
-        return f"redeal: turn the waste over into the stock ({left} redeal{'s' * (left != 1)} left)"
+        left = state.get("redeals_left", 0) - 1
+        return "redeal: turn the waste over into the stock " + (f"({_count(left, 'redeal')} left)" if left
+                                                                  else "(the last redeal)")
     if move.source == "tableau":
         cards = state["tableau"][move.source_index][-(move.count or 1):]
         where = f"t{move.source_index}"

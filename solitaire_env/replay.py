@@ -12,6 +12,7 @@ position with :func:`solitaire_env.render.render_rgb` or :func:`~solitaire_env.r
   ``next``, ``play``, a slider, the step counter ``<span id="step">``, the move in ``<div id="move">``;
   keys: arrows, space, Home, End. Opened as ``page.html#autotest`` it clicks ``next``, ``prev`` and
   ``play`` by itself and writes what it saw into ``<pre id="autotest-result">`` (used by the tests).
+  The page, with slots the function fills in, is the package data file ``data/replay.html``.
 - :func:`ansi_replay`: Enter = next, ``b`` = back, a number = go to that step, ``q`` = quit.
 """
 
@@ -24,6 +25,7 @@ import json
 import math
 import os
 import sys
+from importlib import resources
 from typing import TextIO
 
 import numpy as np
@@ -86,10 +88,12 @@ def _caption_strip(img: Image.Image, text: str) -> Image.Image:
     draw = ImageDraw.Draw(out)
     try:
         font = ImageFont.load_default(size=px)
-    except TypeError:  # pragma: no cover - Pillow without FreeType
+        ellipsis = "…"
+    except TypeError:  # Pillow 10.0 (no size argument): its bitmap font, Latin-1 only
         font = ImageFont.load_default()
+        ellipsis = "..."
     while len(text) > 8 and draw.textlength(text, font=font) > w - 2 * px:
-        text = text[:-2] + "…"
+        text = text[: -1 - len(ellipsis)] + ellipsis
     draw.text((px, h + bar // 2), text, font=font, fill=_CAPTION_FG, anchor="lm")
     return out
 
@@ -154,164 +158,13 @@ def _patch(prev: np.ndarray, cur: np.ndarray) -> list | None:
     rgba = np.zeros((y1 - y0, x1 - x0, 4), dtype=np.uint8)
     rgba[..., :3] = np.where(mask[..., None], cur[y0:y1, x0:x1], 0)
     rgba[..., 3] = mask * 255
-    return [int(x0), int(y0), _png_b64(Image.fromarray(rgba, "RGBA"))]
+    # No mode argument: a (h, w, 4) uint8 array is RGBA by its shape, and Pillow 11.3 deprecates mode=.
+    return [int(x0), int(y0), _png_b64(Image.fromarray(rgba))]
 
 
-_HTML = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>__TITLE__</title>
-<style>
-body { background: #173a24; color: #eef3ea; font: 15px/1.4 system-ui, sans-serif; margin: 16px; }
-h1 { font-size: 18px; margin: 0 0 8px; font-weight: 600; }
-.bar { max-width: __W__px; display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin: 8px 0; }
-button { font: inherit; padding: 4px 14px; border-radius: 6px; border: 1px solid #6a9; background: #2d6a44;
-         color: #fff; cursor: pointer; min-width: 5em; }
-button:disabled { opacity: 0.5; cursor: default; }
-#slider { flex: 1; min-width: 200px; max-width: __W__px; }
-#frame { display: block; max-width: 100%; height: auto; border-radius: 6px; }
-#move { font-family: ui-monospace, monospace; min-height: 1.4em; }
-.dim { color: #b0ceb6; }
-</style>
-</head>
-<body>
-<h1>__TITLE__</h1>
-<div class="dim">__SUBTITLE__</div>
-<div class="bar">
-  <button id="prev" type="button" title="previous step (left arrow)">&#9664; Prev</button>
-  <button id="play" type="button" title="play / pause (space)">Play</button>
-  <button id="next" type="button" title="next step (right arrow)">Next &#9654;</button>
-  <span>step <span id="step">0</span> / <span id="steps">__N__</span></span>
-  <input id="slider" type="range" min="0" max="__N__" value="0" aria-label="step">
-</div>
-<div id="move">__CAPTION0__</div>
-<img id="frame" width="__W__" height="__H__" alt="the table at the shown step" src="__KEY__">
-<script>
-"use strict";
-const PATCHES = __PATCHES__;
-const CAPTIONS = __CAPTIONS__;
-const FPS = __FPS__;
-(function () {
-  const N = PATCHES.length - 1;
-  const frame = document.getElementById("frame"), stepEl = document.getElementById("step");
-  const moveEl = document.getElementById("move"), slider = document.getElementById("slider");
-  const prevB = document.getElementById("prev"), nextB = document.getElementById("next");
-  const playB = document.getElementById("play");
-  const canvas = document.createElement("canvas");
-  canvas.width = __W__; canvas.height = __H__;
-  const ctx = canvas.getContext("2d");
-  let key = null, images = [], drawn = -1, shown = 0, timer = null, ready = false;
-
-  function load(src) {
-    return new Promise(function (ok, fail) {
-      const img = new Image();
-      img.onload = function () { ok(img); };
-      img.onerror = function () { fail(new Error("a frame did not load")); };
-      img.src = src;
-    });
-  }
-  function paint(i) {  // bring the canvas to step i: from the first frame, add each step's changed pixels
-    if (i < drawn || drawn < 0) {
-      ctx.clearRect(0, 0, canvas.width, canvas.height);
-      ctx.drawImage(key, 0, 0);
-      drawn = 0;
-    }
-    while (drawn < i) {
-      drawn += 1;
-      const p = PATCHES[drawn];
-      if (p) { ctx.drawImage(images[drawn], p[0], p[1]); }
-    }
-  }
-  function show(i) {
-    i = Math.max(0, Math.min(N, i));
-    if (ready) { paint(i); frame.src = canvas.toDataURL("image/png"); }
-    shown = i;
-    stepEl.textContent = String(i);
-    slider.value = String(i);
-    moveEl.textContent = CAPTIONS[i];
-    prevB.disabled = i === 0;
-    nextB.disabled = i === N;
-    if (i === N) { stop(); }
-  }
-  function stop() { if (timer !== null) { clearInterval(timer); timer = null; } playB.textContent = "Play"; }
-  function play() {
-    if (timer !== null) { stop(); return; }
-    if (shown === N) { show(0); }
-    playB.textContent = "Pause";
-    timer = setInterval(function () { show(shown + 1); }, 1000 / FPS);
-  }
-  prevB.addEventListener("click", function () { stop(); show(shown - 1); });
-  nextB.addEventListener("click", function () { stop(); show(shown + 1); });
-  playB.addEventListener("click", play);
-  slider.addEventListener("input", function () { stop(); show(parseInt(slider.value, 10)); });
-  document.addEventListener("keydown", function (e) {
-    if (e.target === slider) { return; }
-    if (e.key === "ArrowLeft") { prevB.click(); } else if (e.key === "ArrowRight") { nextB.click(); }
-    else if (e.key === " ") { e.preventDefault(); playB.click(); }
-    else if (e.key === "Home") { stop(); show(0); } else if (e.key === "End") { stop(); show(N); }
-    else { return; }
-  });
-  [prevB, nextB, playB, slider].forEach(function (el) { el.disabled = true; });
-
-  function fnv(px) {  // FNV-1a (32 bit) over the R, G, B bytes of RGBA pixels
-    let h = 0x811c9dc5;
-    for (let k = 0; k < px.length; k += 1) {
-      if ((k & 3) === 3) { continue; }
-      h = Math.imul(h ^ px[k], 0x01000193) >>> 0;
-    }
-    return h;
-  }
-  function autotest() {
-    const out = document.createElement("pre");
-    out.id = "autotest-result";
-    document.body.appendChild(out);
-    const r = { steps: N, start_step: stepEl.textContent };
-    const src0 = frame.src;
-    nextB.click();
-    r.after_next_step = stepEl.textContent;
-    r.frame_changed = frame.src !== src0;
-    const src1 = frame.src;
-    prevB.click();
-    r.after_prev_step = stepEl.textContent;
-    r.frame_restored = frame.src === src0;
-    r.next_prev_differ = src1 !== src0;
-    show(N);  // the last picture, built from the first and every step's changes: its pixels' checksum
-    r.last_fnv = fnv(ctx.getImageData(0, 0, canvas.width, canvas.height).data);
-    show(0);
-    out.textContent = JSON.stringify(r);
-    playB.click();
-    setTimeout(function () {
-      r.after_play_step = stepEl.textContent;
-      stop();
-      out.textContent = JSON.stringify(r);
-    }, Math.ceil(2500 / FPS));
-  }
-  Promise.all([load(frame.src)].concat(PATCHES.slice(1).map(function (p) {
-    return p ? load(p[2]) : Promise.resolve(null);
-  })))
-    .then(function (loaded) {
-      key = loaded[0];
-      images = [null].concat(loaded.slice(1));
-    })
-    .then(function () {
-      ready = true;
-      [prevB, nextB, playB, slider].forEach(function (el) { el.disabled = false; });
-      show(0);
-      if (location.hash === "#autotest") { autotest(); }
-    })
-    .catch(function (err) {
-      moveEl.textContent = "could not load the frames: " + err;
-      if (location.hash === "#autotest") {
-        const out = document.createElement("pre"); out.id = "autotest-result";
-        out.textContent = JSON.stringify({ error: String(err) }); document.body.appendChild(out);
-      }
-    });
-})();
-</script>
-</body>
-</html>
-"""
+def _page_template() -> str:
+    """The HTML page with its __NAME__ slots (package data, beside the code that fills it)."""
+    return (resources.files("solitaire_env") / "data" / "replay.html").read_text(encoding="utf-8")
 
 
 def _js(value) -> str:
@@ -338,7 +191,7 @@ def write_html(recording: dict | str | os.PathLike, out_path: str | os.PathLike,
         patches.append(_patch(prev, cur))
         prev = cur
     subtitle = f"{len(states) - 1} steps; result: {_result(rec)}; env {rec['env_id']}"
-    page = _HTML
+    page = _page_template()
     for name, value in (
         ("__TITLE__", html.escape(_title(rec))),
         ("__SUBTITLE__", html.escape(subtitle)),

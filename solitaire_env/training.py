@@ -620,7 +620,11 @@ def chance_agreement(data: dict[str, Any]) -> float:
 
 
 def plot_learning_curve(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    """Plot the mean evaluation return (and the win rate) against timesteps from ``evaluations.npz``."""
+    """Plot the mean evaluation return (and the win rate) against timesteps from ``evaluations.npz``.
+
+    Raises ``FileNotFoundError`` / ``NotADirectoryError`` when ``run_dir`` is missing or not a directory,
+    ``ValueError`` when it holds no ``evaluations.npz``.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -628,6 +632,10 @@ def plot_learning_curve(run_dir: str | Path, out: str | Path | None = None) -> P
     import numpy as np
 
     run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        if run_dir.exists():
+            raise NotADirectoryError(f"run directory {run_dir} is not a directory")
+        raise FileNotFoundError(f"run directory {run_dir} does not exist")
     log = run_dir / "evaluations.npz"
     if not log.is_file():
         raise ValueError(f"no evaluations.npz in {run_dir}: the run logged no evaluation (too short a run?)")
