@@ -9,7 +9,7 @@ like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
 * ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (it gets deal number ``s + i``); later
   deals come from each sub-env's own generator, as in the single env. ``seed`` may also be a list
   of N seeds, where ``None`` leaves that sub-env's generator as it is (Gymnasium's convention).
-* ``reset(options=...)`` takes ``"state"``: one STATE_FORMAT JSON position for every sub-env, or a
+* ``reset(options=...)`` takes ``"state"``: one JSON position (docs/state_format.md) for every sub-env, or a
   list of N positions where ``None`` deals as usual; and ``"reset_mask"``: an ``(N,)`` bool array,
   to reset only those sub-envs (the others keep their games and step counts). ``set_state(i, state)``
   sets one sub-env's position. A bad seed or option raises ``ValueError`` and changes nothing.
