@@ -179,16 +179,7 @@ class SolitaireVectorEnv(VectorEnv):
         if any_reset:
             self.to_win[resetting] = np.maximum(v.n_cards - self.found[resetting], 1)
         won = self.found == v.n_cards
-        # Terms whose coefficient is 0 are left out: adding 0.0 changes no value.
-        rewards = self.gained / self.to_win
-        if self.reveal_bonus:
-            rewards += self.reveal_bonus * self.revealed
-        if self.step_penalty:
-            rewards -= self.step_penalty
-        if self.illegal_penalty and illegal.any():
-            rewards -= self.illegal_penalty * illegal
-        if self.win_bonus and won.any():
-            rewards += self.win_bonus * (won & ~illegal)
+        rewards = self.reward_fn(self.gained, self.to_win, self.revealed, illegal, won)
         terminated = won | (self.n_legal == 0)
         self.steps += 1
         if any_reset:

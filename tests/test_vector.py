@@ -263,3 +263,59 @@ def test_float_actions_say_so():
         env.step(np.array([0.0, 1.0]))
     with pytest.raises(ValueError, match="action 999 is outside"):
         env.step(np.array([0, 999]))
+
+
+def _near_won_rainbow() -> dict:
+    """Rainbow with 51 cards up (base rank A) and the K of spades on pile 0: one move wins."""
+    ranks = "A23456789TJQK"
+    foundations = [[r + suit for r in ranks] for suit in "cdh"] + [[r + "s" for r in ranks[:-1]]]
+    return {"format": 1, "variant": "rainbow", "tableau": [["Ks"], [], [], []], "foundations": foundations,
+            "stock": [], "waste": [], "reserve": [], "redeals_left": 0, "base_rank": "A"}
+
+
+REWARD_OPTIONS = [
+    {}, {"win_bonus": 2.5}, {"step_penalty": 0.003}, {"reveal_bonus": 0.07}, {"illegal_penalty": 0.2},
+    {"win_bonus": 1.0, "step_penalty": 0.01, "reveal_bonus": 0.05, "illegal_penalty": 0.0},
+]
+
+
+@pytest.mark.parametrize("options", REWARD_OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_batched_rewards_and_info_equal_single_envs_for_every_reward_option(options):
+    """Wins, illegal moves, the step after an episode's end and ordinary play, reward option by option."""
+    n = 3
+    batched = gym.make_vec("Rainbow-v0", num_envs=n, max_episode_steps=40, **options)
+    sync = gym.make_vec("Rainbow-v0", num_envs=n, vectorization_mode="sync", max_episode_steps=40, **options)
+    near_won = _near_won_rainbow()
+    out_b = batched.reset(seed=7, options={"state": near_won})
+    out_s = sync.reset(seed=7, options={"state": near_won})
+    win = int(np.flatnonzero(out_b[1]["action_mask"][0])[0])  # the one legal move: K of spades up
+    illegal = int(np.flatnonzero(out_b[1]["action_mask"][0] == 0)[0])
+    script = [np.array([win, illegal, win]), np.array([0, win, 0])]  # then: reset step, win, ...
+    rng = np.random.default_rng(1)
+    seen = {"won": 0, "illegal": 0, "after_end": 0}
+    for t in range(150):
+        _assert_same(out_b[0], out_s[0])
+        mask = out_b[-1]["action_mask"]
+        np.testing.assert_array_equal(mask, out_s[-1]["action_mask"])
+        if t < len(script):
+            actions = script[t]
+        else:
+            actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() and rng.random() > 0.2
+                                else rng.integers(len(m)) for m in mask])
+        ended = batched.unwrapped.prev_done.copy()
+        out_b, out_s = batched.step(actions), sync.step(actions)
+        _, r_b, term_b, trunc_b, info_b = out_b
+        _, r_s, term_s, trunc_s, info_s = out_s
+        np.testing.assert_array_equal(r_b, r_s)  # the same function: equal to the bit
+        np.testing.assert_array_equal(term_b, term_s)
+        np.testing.assert_array_equal(trunc_b, trunc_s)
+        for key in ("foundation_cards", "is_won", "illegal_action"):
+            expected = np.where(ended, np.zeros_like(info_b[key]), info_s[key]) if key == "illegal_action" \
+                else info_s[key]
+            np.testing.assert_array_equal(info_b[key], expected, err_msg=key)
+        assert not r_b[ended].any()  # the step after an end: reward 0, no end flags
+        seen["won"] += int(info_b["is_won"].sum())
+        seen["illegal"] += int(info_b["illegal_action"].sum())
+        seen["after_end"] += int(ended.sum())
+    assert seen["won"] >= 3 and seen["illegal"] > 0 and seen["after_end"] > 0
+    assert r_b.dtype == np.float64

@@ -14,6 +14,7 @@ from gymnasium import spaces
 
 from solitaire_env import core
 from solitaire_env.deals import DEAL_LIMIT, DealSet, deal_set
+from solitaire_env.envs.reward import Reward
 from solitaire_env.game import Game
 from solitaire_env.moves import Move
 from solitaire_env.variant import Variant, observation_fields
@@ -102,12 +103,8 @@ def set_env_options(env: Any, render_mode: str | None, obs_mode: str, illegal_ac
         raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
     if illegal_action not in ILLEGAL_MODES:
         raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_MODES)}, got {illegal_action!r}")
-    rewards = {"illegal_penalty": illegal_penalty, "win_bonus": win_bonus, "step_penalty": step_penalty,
-               "reveal_bonus": reveal_bonus}
-    for name, value in rewards.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
-        setattr(env, name, float(value))
+    env.reward_fn = Reward(illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
+                           reveal_bonus=reveal_bonus)
     env._encoder = ObservationEncoder(env.variant, obs_mode)  # checks obs_mode
     env.render_mode, env.obs_mode, env.illegal_action = render_mode, obs_mode, illegal_action
     env.ansi_color = bool(ansi_color)
@@ -162,21 +159,19 @@ class SolitaireEnv(gym.Env):
         a = self._check_action(action)
         game, v = self.game, self.variant
         move = game.decode(a)
-        info: dict[str, Any] = {"illegal_action": not self._mask[a]}
-        reward = -self.step_penalty
-        if info["illegal_action"]:
+        illegal = not self._mask[a]
+        info: dict[str, Any] = {"illegal_action": illegal}
+        gained = revealed = 0
+        if illegal:
             if self.illegal_action == "raise":
                 raise ValueError(f"action {a} is not legal here: {move}")
-            reward -= self.illegal_penalty
         else:
             gained, revealed, self._n_legal = core._step_one(
                 game.state, v.spec, v.actions, a, self._mask, self._codes
             )
-            reward += gained / self._to_win + self.reveal_bonus * revealed
             info["move"] = move
         won = game.foundation_cards == v.n_cards
-        if won and not info["illegal_action"]:
-            reward += self.win_bonus
+        reward = self.reward_fn(gained, self._to_win, revealed, illegal, won)
         terminated = won or self._n_legal == 0
         info.update(self._info())
         return self._observation(), float(reward), bool(terminated), False, info
