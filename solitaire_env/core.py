@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from solitaire_env.jit_cache import drop_stale_cache
 from solitaire_env.variant import (
     A_FIRST,
     DRAW,
@@ -619,6 +620,9 @@ def observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
     kernel = observe_batch_parallel if len(states) >= PARALLEL_MIN_BATCH else observe_batch_serial
     kernel(states, sp, actions, masks, obs, found, n_legal)
 
+
+# The compiled functions hold variant.py's constants: a cache built from other sources is dropped here.
+drop_stale_cache(__name__)
 
 __all__ = [
     "apply_action",

@@ -384,21 +384,6 @@ def test_safe_only_when_every_card_that_could_go_on_it_is_on_the_foundations():
     assert not _safe({"c": (13, 13), "d": FULL, "h": (13, 3), "s": (13, 13)}, "5h")
 
 
-def test_solver_cache_is_dropped_when_the_core_changes():
-    """numba caches solver.py by its own file; a stamp of the core's source makes a changed core recompile."""
-    import pathlib
-
-    from solitaire_env import solver
-
-    folder = pathlib.Path(solver._search._cache._cache_path)
-    stamps = list(folder.glob("solver-core-*.stamp"))
-    assert len(stamps) == 1
-    stamps[0].unlink()  # as if the core had changed since the cache was built
-    solver._drop_stale_caches()
-    assert [p.name for p in folder.glob("solver-core-*.stamp")] == [stamps[0].name]
-    assert solver.solve("rainbow", seed=1, time_limit=30).result == "won"
-
-
 # --- searching only stock and waste moves after a plain draw ------------------------------------------
 
 
