@@ -13,11 +13,13 @@ the agents and the solver all go through the same functions.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
 
+from solitaire_env.jit_cache import drop_stale_cache
 from solitaire_env.variant import (
     A_FIRST,
     DRAW,
@@ -579,19 +581,37 @@ PARALLEL_MIN_BATCH = 256
 step_batch_serial = _jit(_step_batch)
 observe_batch_serial = _jit(_observe_batch)
 _pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity set where the OS has one (a container or
+    ``taskset`` may allow fewer than the machine has), else the machine's count."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _thread_pool(workers: int) -> ThreadPoolExecutor:
+    """The shared pool, built once: two threads stepping their first large batches at once would each
+    build one (and leak the other's threads) without the lock."""
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=workers - 1, thread_name_prefix="solitaire-env")
+    return _pool
 
 
 def _in_chunks(kernel, batched: tuple, shared: tuple, arg_order) -> None:
-    """One contiguous chunk per core: the pool's threads take all but the first, which the calling
+    """One contiguous chunk per usable CPU: the pool's threads take all but the first, which the calling
     thread runs meanwhile (a hand-off less, and the caller works instead of waiting)."""
-    global _pool
-    workers = os.cpu_count() or 1
+    workers = usable_cpus()
     n = len(batched[0])
     bounds = [n * k // workers for k in range(workers + 1)]
     chunks = [arg_order([x[a:b] for x in batched], shared) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    if workers > 1 and _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=workers - 1, thread_name_prefix="solitaire-env")
-    jobs = [_pool.submit(kernel, *args) for args in chunks[1:]]
+    jobs = [_thread_pool(workers).submit(kernel, *args) for args in chunks[1:]]
     try:
         kernel(*chunks[0])
     finally:
@@ -619,6 +639,9 @@ def observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
     kernel = observe_batch_parallel if len(states) >= PARALLEL_MIN_BATCH else observe_batch_serial
     kernel(states, sp, actions, masks, obs, found, n_legal)
 
+
+# The compiled functions hold variant.py's constants: a cache built from other sources is dropped here.
+drop_stale_cache(__name__)
 
 __all__ = [
     "apply_action",

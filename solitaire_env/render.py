@@ -33,11 +33,21 @@ def render_text(state: dict, color: bool = False) -> str:
         f"{state['variant']}  foundations: {found}",
         f"stock: {len(state['stock'])} cards  waste ({len(waste)}): {shown_waste}",
     ]
-    if state.get("base_rank"):
+    # What the game has, as its variant declares it (not guessed from the state's fields).
+    from solitaire_env.games import get_variant
+
+    v = get_variant(state["variant"])
+    extras = []
+    if v.reserve:
         reserve = state.get("reserve") or []
         top = _card(reserve[-1], color) if reserve else "--"
-        lines.append(f"reserve: {len(reserve)} cards, top {top}  base rank: {state['base_rank']}  "
-                     f"redeals left: {state['redeals_left']}")
+        extras.append(f"reserve: {len(reserve)} cards, top {top}")
+    if v.base_from_deal:
+        extras.append(f"base rank: {state['base_rank']}")
+    if v.redeals:
+        extras.append(f"redeals left: {state['redeals_left']}")
+    if extras:
+        lines.append("  ".join(extras))
     for p, pile in enumerate(state["tableau"]):
         lines.append(f"t{p}: " + (" ".join(_card(c, color) for c in pile) if pile else "(empty)"))
     return "\n".join(lines)

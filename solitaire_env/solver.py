@@ -95,16 +95,15 @@ changed line wins too, and nothing is lost by playing ``c`` at once.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from numba import njit
 
-from solitaire_env import core, state, variant
+from solitaire_env import core, state
 from solitaire_env.games import get_variant
+from solitaire_env.jit_cache import drop_stale_cache
 from solitaire_env.variant import (
     A_FIRST,
     DRAW,
@@ -1168,30 +1167,8 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
     return result("unknown", solver, reason=reason)
 
 
-def _drop_stale_caches() -> None:
-    """Make numba compile this module afresh when the rules core has changed.
-
-    numba keys a function's disk cache on its own file, but these functions have ``core.py``'s code
-    compiled into them: after an edit to the core they would go on running the old rules. A stamp
-    named after a hash of the core's source marks which core the cache was built with.
-    """
-    digest = hashlib.sha1(b"".join(Path(m.__file__).read_bytes() for m in (core, variant))).hexdigest()[:16]
-    compiled = [f for f in globals().values()
-                if hasattr(f, "_cache") and getattr(getattr(f, "py_func", None), "__module__", None) == __name__]
-    try:
-        folder = Path(compiled[0]._cache._cache_path)
-        marker = folder / f"solver-core-{digest}.stamp"
-        if marker.exists():
-            return
-        for f in compiled:
-            f._cache.flush()
-        for old in folder.glob("solver-core-*.stamp"):
-            old.unlink(missing_ok=True)
-        marker.touch()
-    except (OSError, AttributeError, IndexError):
-        pass  # no cache folder we can write (then nothing stale was saved either), or another numba
-
-
-_drop_stale_caches()
+# The compiled search holds the core's code and variant.py's constants: a cache built from other sources
+# is dropped here.
+drop_stale_cache(__name__)
 
 __all__ = ["SolveResult", "Solver", "rollout", "solve", "state_key"]

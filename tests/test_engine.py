@@ -84,20 +84,27 @@ PINNED_RAINBOW_BASE_CARD = ["2s"]
 
 
 @pytest.mark.parametrize("variant", VARIANT_NAMES)
-def test_random_play_reaches_a_terminal_state_or_loops_without_error(variant):
+def test_random_play_ends_only_where_the_rules_leave_no_move(variant):
     v = VARIANTS[variant]
+    reference = np.zeros(v.n_actions, dtype=np.int8)
     ends = 0
     for g in range(100):
         game = Game(variant, g)
         for _ in range(3000):
             legal = game.legal_actions()
             if len(legal) == 0:
-                assert game.is_lost() or game.is_won()
+                # Checked on the state itself, not through the engine's own counts: no card to draw, no
+                # redeal left to take, and the per-action rules agree that nothing is legal.
+                state = game.get_state()
+                assert state["stock"] == [] and not (state["waste"] and state["redeals_left"])
+                assert core.legal_mask_reference(game.state, v.spec, v.actions, reference) == 0
+                on_foundations = sum(len(f) for f in state["foundations"])
+                assert game.is_won() == (on_foundations == v.n_cards)
+                assert game.is_lost() == (on_foundations < v.n_cards) and game.is_over()
                 ends += 1
                 break
             game.play(int(legal[(g * 7919 + len(legal)) % len(legal)]))
     assert ends > 0
-    assert v.n_cards in (52, 104)
 
 
 def _observe_reference(v, s):
@@ -138,3 +145,75 @@ def test_observe_agrees_with_a_slot_by_slot_reference(variant):
     for g, m, s in _random_games(variant, games=40, max_moves=400, seed=3):
         core.observe(s, v.spec, obs)
         np.testing.assert_array_equal(obs, _observe_reference(v, s), err_msg=f"game {g} move {m}")
+
+
+# --- batches in threads ---------------------------------------------------------------------------
+
+
+def _batch(v, n, seed0=0):
+    """``n`` fresh deals with their masks, observations and counts, as the vector env holds them."""
+    states = np.stack([deal(v, seed0 + i) for i in range(n)])
+    masks = np.zeros((n, v.n_actions), dtype=np.int8)
+    obs = np.zeros((n, v.obs_size), dtype=np.int16)
+    counts = [np.zeros(n, dtype=np.int64) for _ in range(4)]
+    core.observe_batch_serial(states, v.spec, v.actions, masks, obs, counts[3], counts[2])
+    return states, masks, obs, counts
+
+
+def _play_batch(step, v, batch, moves):
+    """``moves`` steps of every game, each taking its last legal action, through ``step``."""
+    states, masks, obs, (gained, revealed, n_legal, found) = batch
+    for _ in range(moves):
+        acts = np.where(n_legal > 0, v.n_actions - 1 - np.argmax(masks[:, ::-1], axis=1), -1).astype(np.int64)
+        step(states, v.spec, v.actions, acts, masks, obs, gained, revealed, n_legal, found)
+    return states, masks, obs, found
+
+
+def test_two_threads_stepping_large_batches_at_once_match_serial_play(monkeypatch):
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    v = VARIANTS["rank_and_file"]
+    n = core.PARALLEL_MIN_BATCH + 44
+    expected = _play_batch(core.step_batch_serial, v, _batch(v, n), moves=30)
+
+    built = []
+
+    class CountingPool(ThreadPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            built.append(self)
+            threading.Event().wait(0.05)  # widen the window in which a second thread could build a pool too
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(core, "_pool", None)  # the first large batch of the process builds the pool
+    monkeypatch.setattr(core, "ThreadPoolExecutor", CountingPool)
+    monkeypatch.setattr(core, "usable_cpus", lambda: 3)  # threads even on a one-CPU machine
+    start = threading.Barrier(2)
+    results = [None, None]
+
+    def run(i):
+        batch = _batch(v, n)
+        start.wait()
+        results[i] = _play_batch(core.step_batch, v, batch, moves=30)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for pool in built:
+            pool.shutdown()
+    assert len(built) == 1
+    for got in results:
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_usable_cpus_is_the_affinity_set_where_there_is_one():
+    import os
+
+    if hasattr(os, "sched_getaffinity"):
+        assert core.usable_cpus() == len(os.sched_getaffinity(0))
+    assert 1 <= core.usable_cpus() <= (os.cpu_count() or 1)

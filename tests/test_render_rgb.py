@@ -159,3 +159,24 @@ def test_bad_width_is_rejected():
     for width in (0, -5, 100, 2.5, True):
         with pytest.raises(ValueError):
             render_rgb(state, width=width)
+
+
+# --- the text table -------------------------------------------------------------------------------
+
+
+def test_text_shows_the_reserve_base_rank_and_redeals_the_variant_declares(monkeypatch):
+    from dataclasses import replace
+
+    from solitaire_env.games import RAINBOW, VARIANTS
+    from solitaire_env.render import render_text
+    from solitaire_env.state import deal, to_json
+
+    rainbow = render_text(Game("rainbow", seed=0).get_state()).splitlines()
+    assert rainbow[2].startswith("reserve: 13 cards, top ") and "base rank: 2" in rainbow[2]
+    assert rainbow[2].endswith("redeals left: 2")
+    assert not any("reserve" in line for line in render_text(Game("rank_and_file", seed=0).get_state()).splitlines())
+    # A reserve without a dealt base rank: the state has no base rank, yet the reserve is shown.
+    plain = replace(RAINBOW, name="reserve_only", base_from_deal=False, redeals=0)
+    monkeypatch.setitem(VARIANTS, plain.name, plain)
+    lines = render_text(to_json(plain, deal(plain, 0))).splitlines()
+    assert lines[2].startswith("reserve: 13 cards, top ") and "base rank" not in lines[2] and "redeals" not in lines[2]

@@ -63,19 +63,54 @@ def test_bad_input_is_a_clear_error(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
-def test_restart_share_reaches_the_solver(tmp_path):
+def _spy_solve(monkeypatch) -> list[tuple[dict, object]]:
+    """Record every call the solve command makes to the solver: (keyword arguments, result)."""
+    from solitaire_env import winnability
+
+    real, calls = winnability.solve, []
+
+    def spy(*args, **kwargs):
+        calls.append((kwargs, real(*args, **kwargs)))
+        return calls[-1][1]
+
+    monkeypatch.setattr(winnability, "solve", spy)
+    return calls
+
+
+def test_restart_share_reaches_the_solver(tmp_path, monkeypatch):
     out = tmp_path / "r.csv"
-    # Deal 2 is not won by the search alone within 200k positions; how they are shared out shows in the
-    # count. (Agent guidance off: its first playout wins the deal.)
-    assert main(["solve", "rank_and_file", "--seeds", "2:3", "--max-nodes", "200000", "--restart-share", "0.5",
+    calls = _spy_solve(monkeypatch)
+    assert main(["solve", "rank_and_file", "--seeds", "2:3", "--max-nodes", "1000", "--restart-share", "0.5",
                  "--no-agent-guidance", "--jobs", "1", "--no-progress", "--csv", str(out)]) == 0
     (row,) = list(csv.DictReader(out.open()))
-    even = solve("rank_and_file", seed=2, time_limit=None, max_nodes=200000, first_phase=0.5, agent_guidance=False)
-    default = solve("rank_and_file", seed=2, time_limit=None, max_nodes=200000, agent_guidance=False)
-    assert (row["result"], int(row["nodes"])) == (even.result, even.nodes)
-    assert even.nodes != default.nodes
+    ((kwargs, result),) = calls
+    assert kwargs["first_phase"] == 0.5 and kwargs["agent_guidance"] is False and kwargs["max_nodes"] == 1000
+    assert (row["result"], int(row["nodes"])) == (result.result, result.nodes)
     with pytest.raises(ValueError, match="restart share"):
         solve_deals("rank_and_file", [0], first_phase=1.0)
+
+
+@pytest.mark.parametrize("share", [0.5, 0.9])
+def test_the_restarts_never_spend_more_than_their_share(monkeypatch, share):
+    """The restarts (first phase, promising moves only) stop at their share of the node limit, to within
+    one slice; whatever is left goes to the complete search."""
+    from solitaire_env import solver
+
+    spent = []  # (searched only the promising moves, positions) per search
+    real = solver._drive
+
+    def spy(search, stop, slice_nodes):
+        out = real(search, stop, slice_nodes)
+        spent.append((search.min_score > 0, search.nodes))
+        return out
+
+    monkeypatch.setattr(solver, "_drive", spy)
+    limit = 100_000
+    result = solve("rank_and_file", seed=2, time_limit=None, max_nodes=limit, first_phase=share,
+                   agent_guidance=False)
+    restarts = sum(n for promising, n in spent if promising)
+    assert restarts <= share * limit + solver.RESTART_NODES
+    assert result.nodes == sum(n for _, n in spent)
 
 
 def test_parse_seeds():
@@ -173,12 +208,15 @@ def test_stock_macros_default_per_game_and_flags_reach_the_solver(tmp_path, game
     assert chosen.nodes != other.nodes  # the two searches differ, so the row tells which one ran
 
 
-@pytest.mark.parametrize("flag, result",
-                         [(None, "won"), ("--agent-guidance", "won"), ("--no-agent-guidance", "unknown")])
-def test_agent_guidance_is_on_for_the_two_deck_games_and_the_flags_reach_the_solver(tmp_path, flag, result):
+@pytest.mark.parametrize("flag, guidance", [(None, None), ("--agent-guidance", True), ("--no-agent-guidance", False)])
+def test_the_agent_guidance_flags_reach_the_solver(tmp_path, monkeypatch, flag, guidance):
+    # None leaves it to the game's default (on for the two-deck games: see test_solver).
     out = tmp_path / "r.csv"
-    args = ["solve", "rank_and_file", "--seeds", "336:337", "--max-nodes", "300000", "--jobs", "1", "--no-progress",
+    calls = _spy_solve(monkeypatch)
+    args = ["solve", "rank_and_file", "--seeds", "336:337", "--max-nodes", "1000", "--jobs", "1", "--no-progress",
             "--csv", str(out)]
     assert main(args + ([flag] if flag else [])) == 0
     (row,) = list(csv.DictReader(out.open()))
-    assert row["result"] == result  # deal 336 is won by a playout, not by the restarts, in 300k positions
+    ((kwargs, result),) = calls
+    assert kwargs["agent_guidance"] is guidance
+    assert (row["result"], int(row["nodes"])) == (result.result, result.nodes)

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 pytest.importorskip("sb3_contrib")
+import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 from solitaire_env.training import (  # noqa: E402
@@ -123,6 +124,12 @@ def test_tiny_training_run_end_to_end(tmp_path, policy):
     assert yaml.safe_load((out / "config.yaml").read_text())["policy"] == policy
     model = MaskablePPO.load(out / "final_model.zip", device="cpu")
     assert model.num_timesteps >= 512
+    # The training updated the policy: the first checkpoint (after 256 steps) differs from the final model.
+    checkpoints = sorted((out / "checkpoints").glob("*.zip"), key=lambda p: int(p.stem.split("_")[1]))  # ppo_N_steps
+    first = MaskablePPO.load(checkpoints[0], device="cpu")
+    assert first.num_timesteps < model.num_timesteps
+    final_weights = model.policy.state_dict()
+    assert any(not torch.equal(w, final_weights[k]) for k, w in first.policy.state_dict().items())
     plot_learning_curve(out, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").stat().st_size > 1000
 

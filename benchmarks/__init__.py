@@ -1,0 +1,1 @@
+"""solitaire-env's benchmark, one module per section; run it with ``python benchmarks/bench.py``."""

@@ -1,0 +1,139 @@
+"""numba's disk caches of the compiled rules follow edits to the sources they were built from
+(:mod:`solitaire_env.jit_cache`), checked on a copy of the package in a temporary folder."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from solitaire_env import jit_cache
+
+PACKAGE = Path(jit_cache.__file__).resolve().parent
+
+# One small compiled function from each compiled module of the package: the core's observation (which
+# writes variant.HIDDEN for a face-down card) and the solver's progress measure (which calls the core's
+# hidden_cards). Deal 0 of Rank and File: pile 0 starts with a face-down card; 30 are face down.
+PROBE = """
+import json
+import numpy as np
+from solitaire_env import core, solver
+from solitaire_env.games import RANK_AND_FILE as v
+from solitaire_env.state import deal
+
+s = deal(v, 0)
+obs = np.zeros(v.obs_size, dtype=np.int16)
+core.observe(s, v.spec, obs)
+progress = solver._progress(s, v.spec)
+print(json.dumps({"hidden_code": int(obs[0]), "progress": int(progress),
+                  "observe_hits": sum(core.observe.stats.cache_hits.values()),
+                  "progress_hits": sum(solver._progress.stats.cache_hits.values())}))
+"""
+
+
+def _probe(root: Path, cache_dir: Path | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["PYTHONPATH"] = str(root)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache_dir)
+    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} not found once in {path.name}"
+    path.write_text(text.replace(old, new))
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "copy"
+    shutil.copytree(PACKAGE, root / "solitaire_env", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_an_edited_constant_or_core_function_takes_effect_despite_the_cache(tmp_path):
+    root, cache_dir = _copy(tmp_path), None
+
+    first = _probe(root, cache_dir)
+    assert first["hidden_code"] == 53 and first["progress"] == -30 * 100 - 64
+    again = _probe(root, cache_dir)  # unchanged sources: everything loads from the cache
+    assert again == {**first, "observe_hits": again["observe_hits"], "progress_hits": again["progress_hits"]}
+    assert again["observe_hits"] > 0 and again["progress_hits"] > 0
+
+    # variant.py's HIDDEN is a constant inside core.observe's machine code, and numba keys core's cache
+    # on core.py alone: the old value would stay.
+    _edit(root / "solitaire_env" / "variant.py", "HIDDEN = 53", "HIDDEN = 60")
+    edited = _probe(root, cache_dir)
+    assert edited["hidden_code"] == 60 and edited["observe_hits"] == 0
+    assert edited["progress"] == first["progress"]
+
+    # core.py's hidden_cards is compiled into the solver's code, whose cache numba keys on solver.py alone.
+    _edit(root / "solitaire_env" / "core.py", "total = s[sp[O_RESDOWN]]\n", "total = s[sp[O_RESDOWN]] + 7\n")
+    edited = _probe(root, cache_dir)
+    assert edited["progress"] == first["progress"] - 7 * 100 and edited["progress_hits"] == 0
+    assert edited["hidden_code"] == 60
+    assert len(list((root / "solitaire_env" / "__pycache__").glob("*.rules-stamp"))) == 2  # core, solver
+
+
+def test_a_cache_under_numba_cache_dir_is_refreshed_too(tmp_path):
+    root, cache_dir = _copy(tmp_path), tmp_path / "numba-cache"
+    assert _probe(root, cache_dir)["hidden_code"] == 53
+    _edit(root / "solitaire_env" / "variant.py", "HIDDEN = 53", "HIDDEN = 60")
+    assert _probe(root, cache_dir)["hidden_code"] == 60
+    assert len(list(cache_dir.rglob("*.rules-stamp"))) == 2
+    assert not list(root.rglob("*.nbi"))  # everything went to NUMBA_CACHE_DIR
+
+
+def _package_imports(path: Path) -> set[str]:
+    """The solitaire_env modules a source file imports, as file paths relative to the package."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("solitaire_env"):
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name.startswith("solitaire_env")]
+        for name in names:
+            parts = name.split(".")[1:]
+            if not parts:
+                continue  # the package itself
+            rel = Path(*parts)
+            for candidate in (rel.with_suffix(".py"), rel / "__init__.py"):
+                if (PACKAGE / candidate).is_file():
+                    found.add(candidate.as_posix())
+    return found
+
+
+def test_the_stamp_covers_every_module_compiled_code_is_built_from():
+    stamped = {p.relative_to(PACKAGE).as_posix() for p in jit_cache.rules_files()}
+    compiled = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
+                if "from numba import njit" in p.read_text()}
+    assert {"core.py", "solver.py"} <= compiled
+    needed, todo = set(), list(compiled)
+    while todo:
+        rel = todo.pop()
+        if rel not in needed:
+            needed.add(rel)
+            todo += _package_imports(PACKAGE / rel)
+    needed.discard("jit_cache.py")  # plain Python, no constants compiled in
+    assert needed <= stamped, sorted(needed - stamped)
+
+
+def test_stamp_changes_with_any_rules_source(tmp_path):
+    copy = tmp_path / "solitaire_env"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = jit_cache.rules_stamp(copy)
+    (copy / "cli.py").write_text((copy / "cli.py").read_text() + "\n# not a rules source\n")
+    jit_cache.rules_stamp.cache_clear()
+    assert jit_cache.rules_stamp(copy) == before
+    games = copy / "games" / "rainbow.py"
+    games.write_text(games.read_text().replace("max_episode_steps=1000", "max_episode_steps=999"))
+    jit_cache.rules_stamp.cache_clear()
+    assert jit_cache.rules_stamp(copy) != before
