@@ -19,7 +19,7 @@ import os
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
-from solitaire_env.registration import ENV_IDS
+from solitaire_env.envs.registration import ENV_IDS
 
 AGENT_NAMES = ("random", "heuristic", "search")
 

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from solitaire_env import core
-from solitaire_env.games import get_variant
-from solitaire_env.variant import (
+from solitaire_env.engine import core
+from solitaire_env.engine.games import get_variant
+from solitaire_env.engine.variant import (
     DRAW,
     HIDDEN,
     MAX_RUN,

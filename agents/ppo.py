@@ -10,9 +10,9 @@ import numpy as np
 
 from agents.base import Agent
 from solitaire_env.envs.base import OBS_MODES, ObservationEncoder, observation_space
-from solitaire_env.registration import ENV_IDS
+from solitaire_env.envs.registration import ENV_IDS
 
-# What a training run directory holds (solitaire_env.training), in the order taken.
+# What a training run directory holds (solitaire_env.tools.training), in the order taken.
 RUN_DIR_MODELS = ("best_model.zip", "final_model.zip")
 
 

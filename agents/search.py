@@ -27,9 +27,10 @@ import numpy as np
 
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent, Rules, Table
-from solitaire_env import core, solver, state
-from solitaire_env.games import get_variant
-from solitaire_env.variant import Variant
+from solitaire_env.engine import core, state
+from solitaire_env import solver
+from solitaire_env.engine.games import get_variant
+from solitaire_env.engine.variant import Variant
 
 
 def sample_world(rules: Rules, t: Table, rng: np.random.Generator) -> np.ndarray:
@@ -62,7 +63,7 @@ class SearchAgent(Agent):
     ================  =========================================================================
     argument          meaning
     ================  =========================================================================
-    variant           the game (name or :class:`~solitaire_env.variant.Variant`)
+    variant           the game (name or :class:`~solitaire_env.engine.variant.Variant`)
     seed              seeds the guesses of hidden cards
     worlds            guesses per decision
     nodes             solver positions per guess

@@ -17,8 +17,8 @@ def bench_engine(reps: int, duration: float) -> dict:
     import numpy as np
 
     from solitaire_env import Game
-    from solitaire_env.games import RANK_AND_FILE as V
-    from solitaire_env.state import deal
+    from solitaire_env.engine.games import RANK_AND_FILE as V
+    from solitaire_env.engine.state import deal
 
     t0 = time.perf_counter()
     from benchmarks.kernels import random_play

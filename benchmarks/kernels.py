@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solitaire_env import core
-from solitaire_env.jit_cache import drop_stale_cache
-from solitaire_env.variant import SP_NCARDS
+from solitaire_env.engine import core
+from solitaire_env.engine.jit_cache import drop_stale_cache
+from solitaire_env.engine.variant import SP_NCARDS
 
 
 @njit(cache=True, nogil=True)

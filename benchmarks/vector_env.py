@@ -24,7 +24,7 @@ def bench_vector_env(ns: tuple[int, ...], reps: int, duration: float, split_kern
 
     import solitaire_env  # noqa: F401
     from benchmarks.kernels import pick_uniform
-    from solitaire_env import core
+    from solitaire_env.engine import core
 
     out: dict[str, Any] = {
         "action_selection": "numba: per row, a uniform pick among the legal actions (xorshift64)",

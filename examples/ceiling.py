@@ -17,8 +17,8 @@ import csv
 import json
 import sys
 
-from solitaire_env.evaluation import wilson_interval
-from solitaire_env.registration import ENV_IDS
+from solitaire_env.tools.evaluation import wilson_interval
+from solitaire_env.envs.registration import ENV_IDS
 
 
 def agent_rows(args) -> tuple[list[dict], dict[str, set[int]], range]:
@@ -26,7 +26,7 @@ def agent_rows(args) -> tuple[list[dict], dict[str, set[int]], range]:
     summaries, records = {}, []
     if args.agent:
         from agents import make_agent
-        from solitaire_env.evaluation import evaluate
+        from solitaire_env.tools.evaluation import evaluate
 
         agents = {name: make_agent(name, args.env, seed=args.seed) for name in args.agent}
         result = evaluate(args.env, agents, args.episodes, args.seed, progress=True).to_dict()
@@ -55,7 +55,7 @@ def solver_rows(args, seeds: range) -> list[dict]:
         return [r for r in rows if r["seed"] in seeds]
     from dataclasses import asdict
 
-    from solitaire_env.winnability import solve_deals
+    from solitaire_env.solver.winnability import solve_deals
 
     results = solve_deals(ENV_IDS[args.env][1], seeds, time_limit=None, max_nodes=args.solve_nodes, jobs=args.jobs,
                           progress=True)

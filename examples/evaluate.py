@@ -7,7 +7,7 @@ The same as: solitaire-env evaluate --env Rainbow-v0 --agent random --agent heur
 import sys
 
 from agents import make_agent
-from solitaire_env.evaluation import evaluate
+from solitaire_env.tools.evaluation import evaluate
 
 env_id = "Rainbow-v0"
 names = ["random", "heuristic"] + sys.argv[1:]

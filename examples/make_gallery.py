@@ -4,7 +4,7 @@
 
 The opening tables are deal 0 drawn by ``render_rgb``; the GIF is the first Rainbow deal (from 0 up)
 that the heuristic agent wins, replayed from its recording (also saved, so
-``solitaire_env.replay.ansi_replay`` or ``write_html`` can show it too).
+``solitaire_env.tools.replay.ansi_replay`` or ``write_html`` can show it too).
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from solitaire_env import Game  # noqa: E402
-from solitaire_env.recording import record_episode, save_recording  # noqa: E402
-from solitaire_env.render import render_rgb  # noqa: E402
-from solitaire_env.replay import write_gif  # noqa: E402
+from solitaire_env.tools.recording import record_episode, save_recording  # noqa: E402
+from solitaire_env.envs.render import render_rgb  # noqa: E402
+from solitaire_env.tools.replay import write_gif  # noqa: E402
 
 VARIANTS = ("rank_and_file", "number_ten", "rainbow")
 
 GALLERY = """# Gallery
 
-Pictures drawn by the env's `rgb_array` renderer (`solitaire_env.render.render_rgb`). Face-down
+Pictures drawn by the env's `rgb_array` renderer (`solitaire_env.envs.render.render_rgb`). Face-down
 cards are backs and the stock only a back and a count: a picture shows what a player at the table
 sees. This page and its pictures are made by `python examples/make_gallery.py`.
 
@@ -53,7 +53,7 @@ built up in suit from the Ace.
 The rule-based agent (`agents.make_agent("heuristic", "Rainbow-v0", seed)`; it sees only the
 observation) wins Rainbow deal {win_seed} in {win_moves} moves: the first deal, counting from 0, that it
 wins. At {fps} moves a second, one frame per move; the caption under the table gives each move in the
-notation of the terminal game (`solitaire_env/play.py`).
+notation of the terminal game (`solitaire_env/tools/play.py`).
 
 ![The heuristic agent winning Rainbow deal {win_seed}](img/rainbow_heuristic_win.gif)
 

@@ -1,14 +1,14 @@
 """solitaire-env: Gymnasium environments for Rank and File, Number Ten and Rainbow.
 
 ``import solitaire_env`` registers ``RankAndFile-v0``, ``NumberTen-v0`` and ``Rainbow-v0``. The rules
-engine (:class:`Game`, :mod:`solitaire_env.core`) has no Gymnasium dependency.
+engine (:class:`Game`, :mod:`solitaire_env.engine.core`) has no Gymnasium dependency.
 """
 
-from solitaire_env.game import Game
-from solitaire_env.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE, VARIANTS, get_variant
-from solitaire_env.moves import Move
-from solitaire_env.registration import ENV_IDS, register_envs
-from solitaire_env.variant import Variant
+from solitaire_env.engine.game import Game
+from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE, VARIANTS, get_variant
+from solitaire_env.engine.moves import Move
+from solitaire_env.envs.registration import ENV_IDS, register_envs
+from solitaire_env.engine.variant import Variant
 
 __version__ = "0.1.0"
 

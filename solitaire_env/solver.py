@@ -2,7 +2,7 @@
 
 It sees every card (face-down cards and the stock order included), so it answers a different
 question from the agents: the ceiling any player could reach. It runs on the engine core
-(:mod:`solitaire_env.core`): the same legal moves, the same move application, no second copy of
+(:mod:`solitaire_env.engine.core`): the same legal moves, the same move application, no second copy of
 the rules.
 
 The search
@@ -101,10 +101,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from solitaire_env import core, state
-from solitaire_env.games import get_variant
-from solitaire_env.jit_cache import drop_stale_cache
-from solitaire_env.variant import (
+from solitaire_env.engine import core, state
+from solitaire_env.engine.games import get_variant
+from solitaire_env.engine.jit_cache import drop_stale_cache
+from solitaire_env.engine.variant import (
     A_FIRST,
     DRAW,
     O_BASE,

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 pytest.importorskip("sb3_contrib")
-from solitaire_env.cli import main  # noqa: E402
+from solitaire_env.tools.cli import main  # noqa: E402
 
 TINY = """
 env_id: Rainbow-v0

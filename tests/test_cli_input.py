@@ -10,8 +10,8 @@ from importlib import metadata
 import pytest
 
 import solitaire_env
-from solitaire_env import cli
-from solitaire_env.cli import main
+from solitaire_env.tools import cli
+from solitaire_env.tools.cli import main
 
 
 def _one_line_error(argv: list[str], capsys) -> str:

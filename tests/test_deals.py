@@ -1,4 +1,4 @@
-"""Deal sets and the train / validation / test splits (solitaire_env/deals.py) in the single and batched envs."""
+"""Deal sets and the train / validation / test splits (solitaire_env/engine/deals.py) in the single and batched envs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import solitaire_env  # noqa: F401  (registers the envs)
-from solitaire_env.deals import SPLITS, TEST, TRAIN, VALIDATION, deal_set, describe, split_of
+from solitaire_env.engine.deals import SPLITS, TEST, TRAIN, VALIDATION, deal_set, describe, split_of
 
 
 def test_splits_are_disjoint_and_cover_the_deal_numbers():

@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solitaire_env import VARIANTS, Game, core
-from solitaire_env.state import deal, from_json, to_json
+from solitaire_env import VARIANTS, Game
+
+from solitaire_env.engine import core
+from solitaire_env.engine.state import deal, from_json, to_json
 
 VARIANT_NAMES = list(VARIANTS)
 

@@ -10,8 +10,8 @@ import pytest
 
 import solitaire_env  # noqa: F401
 from agents import make_agent
-from solitaire_env.cli import main
-from solitaire_env.evaluation import agent_seed, evaluate, wilson_interval
+from solitaire_env.tools.cli import main
+from solitaire_env.tools.evaluation import agent_seed, evaluate, wilson_interval
 
 ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
 

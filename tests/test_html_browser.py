@@ -14,9 +14,9 @@ import subprocess
 
 import pytest
 
-from solitaire_env.recording import record_episode, replay_states
-from solitaire_env.render import render_rgb
-from solitaire_env.replay import write_html
+from solitaire_env.tools.recording import record_episode, replay_states
+from solitaire_env.envs.render import render_rgb
+from solitaire_env.tools.replay import write_html
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 

@@ -1,5 +1,5 @@
 """numba's disk caches of the compiled rules follow edits to the sources they were built from
-(:mod:`solitaire_env.jit_cache`), checked on a copy of the package in a temporary folder."""
+(:mod:`solitaire_env.engine.jit_cache`), checked on a copy of the package in a temporary folder."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from solitaire_env import jit_cache
+from solitaire_env.engine import jit_cache
 
 PACKAGE = Path(jit_cache.__file__).resolve().parent
 
@@ -21,9 +21,10 @@ PACKAGE = Path(jit_cache.__file__).resolve().parent
 PROBE = """
 import json
 import numpy as np
-from solitaire_env import core, solver
-from solitaire_env.games import RANK_AND_FILE as v
-from solitaire_env.state import deal
+from solitaire_env.engine import core
+from solitaire_env import solver
+from solitaire_env.engine.games import RANK_AND_FILE as v
+from solitaire_env.engine.state import deal
 
 s = deal(v, 0)
 obs = np.zeros(v.obs_size, dtype=np.int16)

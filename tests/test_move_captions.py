@@ -9,9 +9,9 @@ import re
 import numpy as np
 
 from solitaire_env import Game
-from solitaire_env.play import play
-from solitaire_env.recording import record_episode
-from solitaire_env.replay import _captions
+from solitaire_env.tools.play import play
+from solitaire_env.tools.recording import record_episode
+from solitaire_env.tools.replay import _captions
 
 
 class _StockOnly:

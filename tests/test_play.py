@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from solitaire_env import Game
-from solitaire_env.play import notation, parse_move, play, resolve_variant
+from solitaire_env.tools.play import notation, parse_move, play, resolve_variant
 
 VARIANTS = ["rank_and_file", "number_ten", "rainbow"]
 

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 import solitaire_env  # noqa: F401 - registers the envs
-from solitaire_env.recording import (
+from solitaire_env.tools.recording import (
     FORMAT,
     Recorder,
     load_recording,
@@ -22,7 +22,7 @@ from solitaire_env.recording import (
     save_recording,
     validate_recording,
 )
-from solitaire_env.replay import ansi_replay, write_gif, write_html
+from solitaire_env.tools.replay import ansi_replay, write_gif, write_html
 
 ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from solitaire_env import Game
-from solitaire_env.render import render_rgb
+from solitaire_env.envs.render import render_rgb
 
 VARIANTS = ["rank_and_file", "number_ten", "rainbow"]
 
@@ -167,9 +167,9 @@ def test_bad_width_is_rejected():
 def test_text_shows_the_reserve_base_rank_and_redeals_the_variant_declares(monkeypatch):
     from dataclasses import replace
 
-    from solitaire_env.games import RAINBOW, VARIANTS
-    from solitaire_env.render import render_text
-    from solitaire_env.state import deal, to_json
+    from solitaire_env.engine.games import RAINBOW, VARIANTS
+    from solitaire_env.envs.render import render_text
+    from solitaire_env.engine.state import deal, to_json
 
     rainbow = render_text(Game("rainbow", seed=0).get_state()).splitlines()
     assert rainbow[2].startswith("reserve: 13 cards, top ") and "base rank: 2" in rainbow[2]

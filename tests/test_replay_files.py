@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageFont
 
-from solitaire_env import replay
-from solitaire_env.recording import record_episode
-from solitaire_env.replay import write_gif, write_html
+from solitaire_env.tools import replay
+from solitaire_env.tools.recording import record_episode
+from solitaire_env.tools.replay import write_gif, write_html
 
 ROOT = Path(__file__).resolve().parent.parent
 

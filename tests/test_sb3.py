@@ -14,7 +14,7 @@ from stable_baselines3.common.vec_env import SubprocVecEnv  # noqa: E402
 
 import solitaire_env  # noqa: E402,F401
 from solitaire_env import Game  # noqa: E402
-from solitaire_env.sb3 import SB3VecEnv, make_sb3_vec_env  # noqa: E402
+from solitaire_env.envs.sb3 import SB3VecEnv, make_sb3_vec_env  # noqa: E402
 
 ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
 PPO_SMALL = dict(n_steps=64, batch_size=64, n_epochs=2, policy_kwargs=dict(net_arch=[32]), seed=0, device="cpu")

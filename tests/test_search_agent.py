@@ -8,9 +8,9 @@ import solitaire_env  # noqa: F401  (registers the envs)
 from agents import make_agent
 from agents.heuristic import Rules
 from agents.search import SearchAgent, sample_world
-from solitaire_env import core, state
-from solitaire_env.games import get_variant
-from solitaire_env.variant import O_DOWN, O_NSTOCK, O_RES, O_RESDOWN, O_STOCK, O_TAB, SP_CAP
+from solitaire_env.engine import core, state
+from solitaire_env.engine.games import get_variant
+from solitaire_env.engine.variant import O_DOWN, O_NSTOCK, O_RES, O_RESDOWN, O_STOCK, O_TAB, SP_CAP
 
 GAMES = [("RankAndFile-v0", "rank_and_file"), ("NumberTen-v0", "number_ten"), ("Rainbow-v0", "rainbow")]
 
@@ -118,7 +118,7 @@ def test_bad_search_agent_names_fail_clearly():
 
 def test_search_beats_the_heuristic_where_search_helps():
     """Over the same Rainbow deals the search agent wins at least as often as the heuristic it falls back on."""
-    from solitaire_env.evaluation import evaluate
+    from solitaire_env.tools.evaluation import evaluate
 
     agents = {"heuristic": make_agent("heuristic", "Rainbow-v0"), "search": make_agent("search:8x1000", "Rainbow-v0")}
     result = evaluate("Rainbow-v0", agents, episodes=30, seed=0)

@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from solitaire_env import state
-from solitaire_env.cli import main
-from solitaire_env.games import RANK_AND_FILE
+from solitaire_env.engine import state
+from solitaire_env.tools.cli import main
+from solitaire_env.engine.games import RANK_AND_FILE
 from solitaire_env.solver import solve
-from solitaire_env.solvitaire import card_name, to_solvitaire
-from solitaire_env.winnability import parse_seeds, solve_deals, summarize
+from solitaire_env.solver.solvitaire import card_name, to_solvitaire
+from solitaire_env.solver.winnability import parse_seeds, solve_deals, summarize
 
 
 def test_solve_command_writes_rows_and_summary(tmp_path, capsys):
@@ -65,7 +65,7 @@ def test_bad_input_is_a_clear_error(argv, message, capsys):
 
 def _spy_solve(monkeypatch) -> list[tuple[dict, object]]:
     """Record every call the solve command makes to the solver: (keyword arguments, result)."""
-    from solitaire_env import winnability
+    from solitaire_env.solver import winnability
 
     real, calls = winnability.solve, []
 
@@ -136,7 +136,7 @@ def test_solvitaire_export_is_the_deal(tmp_path, capsys):
 def test_solvitaire_card_names_and_refusals():
     assert [card_name(c) for c in (0, 9, 13 + 10, 39 + 12)] == ["AC", "10C", "JD", "KS"]
     s = state.deal(RANK_AND_FILE, 0)
-    from solitaire_env import core
+    from solitaire_env.engine import core
 
     core.apply_action(s, RANK_AND_FILE.spec, RANK_AND_FILE.actions, 0)  # draw: the waste is no longer empty
     with pytest.raises(ValueError, match="fresh deal"):

@@ -3,7 +3,7 @@ answer replayed through the gym env, ``lost`` never claimed for a deal the heuri
 and the safe-move rule.
 
 Every hand-built position holds all the cards of its game (most on the foundations) and is checked with
-:func:`solitaire_env.state.from_json`, so it is a legal position of the game, not just an array.
+:func:`solitaire_env.engine.state.from_json`, so it is a legal position of the game, not just an array.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ import pytest
 
 from agents import make_agent
 from agents.heuristic import playout
-from solitaire_env import Game, core, variant
-from solitaire_env.cards import RANKS, SUITS
-from solitaire_env.evaluation import agent_seed
-from solitaire_env.games import get_variant
+from solitaire_env import Game
+from solitaire_env.engine import core, variant
+from solitaire_env.engine.cards import RANKS, SUITS
+from solitaire_env.tools.evaluation import agent_seed
+from solitaire_env.engine.games import get_variant
 from solitaire_env.solver import EXHAUSTED, WON, Solver, _is_safe, solve
-from solitaire_env.state import deal, from_json, to_json
-from solitaire_env.variant import DRAW, REDEAL, TABLEAU_TO_TABLEAU
+from solitaire_env.engine.state import deal, from_json, to_json
+from solitaire_env.engine.variant import DRAW, REDEAL, TABLEAU_TO_TABLEAU
 
 ENV_OF = {"rank_and_file": "RankAndFile-v0", "number_ten": "NumberTen-v0", "rainbow": "Rainbow-v0"}
 REPLAY_STEPS = 100_000  # the registered time limit is not what is under test here
@@ -279,7 +280,7 @@ def test_rainbow_same_position_without_redeals_is_lost():
 
 
 def heuristic_wins(env_id: str, seed: int) -> bool:
-    """Play the heuristic agent on deal ``seed`` as :func:`solitaire_env.evaluation.evaluate` does."""
+    """Play the heuristic agent on deal ``seed`` as :func:`solitaire_env.tools.evaluation.evaluate` does."""
     env = gym.make(env_id)
     try:
         agent = make_agent("heuristic", env_id)

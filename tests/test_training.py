@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-from solitaire_env.training import (  # noqa: E402
+from solitaire_env.tools.training import (  # noqa: E402
     ConfigError,
     RunDirError,
     load_config,
@@ -186,7 +186,7 @@ def test_warm_start_from_the_heuristic(tmp_path):
 
 
 def test_collect_demonstrations_is_reproducible():
-    from solitaire_env.training import collect_demonstrations
+    from solitaire_env.tools.training import collect_demonstrations
 
     config = parse_config({"env_id": "Rainbow-v0", "total_timesteps": 100, "hyperparams": {"gamma": 0.9},
                            "pretrain": {"episodes": 2, "seed": 3_000_000}})
@@ -202,7 +202,7 @@ def test_card_codes_policy_matches_one_hot_linear():
     import gymnasium as gym
     import torch
 
-    from solitaire_env.sb3 import CardEmbedding
+    from solitaire_env.envs.sb3 import CardEmbedding
 
     env = gym.make("NumberTen-v0")
     obs, _ = env.reset(seed=0)
@@ -225,7 +225,7 @@ TINY = {
 
 
 def test_every_evaluation_round_plays_the_same_validation_deals(tmp_path, monkeypatch):
-    from solitaire_env.vector import SolitaireVectorEnv
+    from solitaire_env.envs.vector import SolitaireVectorEnv
 
     dealt: dict[str, list[int]] = {"eval": [], "train": []}
     deal = SolitaireVectorEnv._deal
@@ -276,7 +276,7 @@ def test_a_directory_holding_a_run_is_refused_then_resumed_or_overwritten(tmp_pa
 
 
 def test_train_cli_checks_everything_before_making_the_run_directory(tmp_path, capsys):
-    from solitaire_env.cli import main
+    from solitaire_env.tools.cli import main
 
     config = tmp_path / "c.yaml"
     for env_kwargs, message in (({"reveal_bonus": "abc"}, "reveal_bonus must be a finite number"),

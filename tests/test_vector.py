@@ -8,7 +8,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import solitaire_env  # noqa: F401  (registers the envs)
-from solitaire_env.vector import SolitaireVectorEnv
+from solitaire_env.envs.vector import SolitaireVectorEnv
 
 ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
 
@@ -124,8 +124,8 @@ def test_returned_observations_are_not_overwritten_later():
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_threaded_kernels_equal_the_serial_ones(env_id):
-    from solitaire_env import core
-    from solitaire_env.state import deal
+    from solitaire_env.engine import core
+    from solitaire_env.engine.state import deal
 
     v = gym.make_vec(env_id, num_envs=1).unwrapped.variant
     n = core.PARALLEL_MIN_BATCH + 45  # threads, chunks of unequal size where there are more than 2 cores

@@ -1,7 +1,7 @@
 """What the three Gymnasium envs share: :class:`SolitaireEnv`.
 
 Each game's env (``rank_and_file.py``, ``number_ten.py``, ``rainbow.py``) is this class with a
-variant and a docstring of its own; the rules are in :mod:`solitaire_env.core`.
+variant and a docstring of its own; the rules are in :mod:`solitaire_env.engine.core`.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from solitaire_env import core
-from solitaire_env.deals import DEAL_LIMIT, DealSet, deal_set
+from solitaire_env.engine import core
+from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
 from solitaire_env.envs.reward import Reward
-from solitaire_env.game import Game
-from solitaire_env.moves import Move
-from solitaire_env.variant import Variant, observation_fields
+from solitaire_env.engine.game import Game
+from solitaire_env.engine.moves import Move
+from solitaire_env.engine.variant import Variant, observation_fields
 
 OBS_MODES = ("codes", "dict", "onehot")
 RESET_OPTIONS = ("state",)
@@ -180,7 +180,7 @@ class SolitaireEnv(gym.Env):
         if self.render_mode == "ansi":
             return self.game.render_text(color=self.ansi_color)
         if self.render_mode == "rgb_array":
-            from solitaire_env.render import render_rgb
+            from solitaire_env.envs.render import render_rgb
 
             return render_rgb(self.game.get_state())
         return None
@@ -245,7 +245,7 @@ class SolitaireEnv(gym.Env):
         return check_action(action, self.variant.n_actions)
 
     def _next_deal(self, seed: int | None) -> int:
-        """The deal a reset plays (see :mod:`solitaire_env.deals`)."""
+        """The deal a reset plays (see :mod:`solitaire_env.engine.deals`)."""
         deals = self.deals
         if deals is None:
             # Deal number `seed` when a seed is given, so env deals match Game(variant, seed) everywhere.

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from solitaire_env.envs.base import SolitaireEnv
-from solitaire_env.games import NUMBER_TEN
+from solitaire_env.engine.games import NUMBER_TEN
 
 
 class NumberTenEnv(SolitaireEnv):
     """Number Ten: Rank and File with each pile dealt two cards face down and two face up.
 
-    Rules: ``docs/rules.md`` and :mod:`solitaire_env.games.number_ten`. The two face-up cards are
+    Rules: ``docs/rules.md`` and :mod:`solitaire_env.engine.games.number_ten`. The two face-up cards are
     dealt as they come, so a fresh pile's movable run may be a single card.
 
     Everything else, the action space ``Discrete(243)``, the 233-entry observation, the rewards,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from solitaire_env.envs.base import SolitaireEnv
-from solitaire_env.games import RAINBOW
+from solitaire_env.engine.games import RAINBOW
 
 
 class RainbowEnv(SolitaireEnv):
     """Rainbow: build four foundations up in suit from the base rank, wrapping King to Ace.
 
-    Rules: ``docs/rules.md`` and :mod:`solitaire_env.games.rainbow`. The first card dealt starts
+    Rules: ``docs/rules.md`` and :mod:`solitaire_env.engine.games.rainbow`. The first card dealt starts
     the first foundation and fixes the base rank. Piles build down in alternating colours, wrapping;
     only whole piles move between piles; an emptied pile is refilled from the reserve at once, and
     once the reserve is gone only by choice from the waste. Two redeals.

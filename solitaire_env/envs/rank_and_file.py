@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from solitaire_env.envs.base import SolitaireEnv
-from solitaire_env.games import RANK_AND_FILE
+from solitaire_env.engine.games import RANK_AND_FILE
 
 
 class RankAndFileEnv(SolitaireEnv):
     """Rank and File: move all 104 cards to eight foundations built up in suit from Ace to King.
 
-    Rules: ``docs/rules.md`` and :mod:`solitaire_env.games.rank_and_file`. Piles build down in
+    Rules: ``docs/rules.md`` and :mod:`solitaire_env.engine.games.rank_and_file`. Piles build down in
     alternating colours; a packed run or its top part moves as a unit; an empty pile takes any card
     or run; one pass through the stock, one card at a time.
 
@@ -78,7 +78,7 @@ class RankAndFileEnv(SolitaireEnv):
     With ``deals=None``, ``reset(seed=s)`` deals deal number ``s`` (``Game(variant, seed=s)``) and a
     seedless ``reset()`` a random deal. ``deals="train"`` draws every deal at random from the train
     split; ``"validation"``, ``"test"``, ``"A:B"`` or a list play their deals in order, ``reset(seed=k)``
-    starting at the ``k``-th (:mod:`solitaire_env.deals` has the splits). ``info["deal_seed"]`` names
+    starting at the ``k``-th (:mod:`solitaire_env.engine.deals` has the splits). ``info["deal_seed"]`` names
     the deal. ``reset(options={"state": position})`` starts from a JSON position instead. A bad
     position raises ``ValueError`` and leaves the game as it was; under ``gym.make``'s ``TimeLimit``,
     though, the time limit's count has already restarted (Gymnasium zeroes it before the env sees the

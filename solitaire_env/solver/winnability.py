@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 
-from solitaire_env.evaluation import wilson_interval
-from solitaire_env.games import get_variant
+from solitaire_env.tools.evaluation import wilson_interval
+from solitaire_env.engine.games import get_variant
 from solitaire_env.solver import solve
 
 CSV_COLUMNS = ("seed", "result", "reason", "nodes", "seconds", "solution_length", "best_foundation")

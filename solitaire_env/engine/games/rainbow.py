@@ -9,7 +9,7 @@ reserve gone, only the waste's top card may fill it, and only by choice. The sto
 time; the waste may be turned over into a new stock twice.
 """
 
-from solitaire_env.variant import Variant
+from solitaire_env.engine.variant import Variant
 
 RAINBOW = Variant(
     name="rainbow",

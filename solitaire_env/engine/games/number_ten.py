@@ -1,12 +1,12 @@
 """Number Ten: Rank and File with a different deal, two face-down and two face-up cards per pile.
 
 The two face-up cards are dealt as they come and need not form a run, so a fresh pile's movable run
-may be a single card. Everything else is :mod:`~solitaire_env.games.rank_and_file`.
+may be a single card. Everything else is :mod:`~solitaire_env.engine.games.rank_and_file`.
 """
 
 from dataclasses import replace
 
-from solitaire_env.games.rank_and_file import RANK_AND_FILE
+from solitaire_env.engine.games.rank_and_file import RANK_AND_FILE
 
 NUMBER_TEN = replace(
     RANK_AND_FILE,

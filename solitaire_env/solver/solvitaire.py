@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from solitaire_env import state
-from solitaire_env.games import RANK_AND_FILE
-from solitaire_env.variant import O_DOWN, O_FCNT, O_LEN, O_NSTOCK, O_NWASTE, O_STOCK, O_TAB, SP_CAP
+from solitaire_env.engine import state
+from solitaire_env.engine.games import RANK_AND_FILE
+from solitaire_env.engine.variant import O_DOWN, O_FCNT, O_LEN, O_NSTOCK, O_NWASTE, O_STOCK, O_TAB, SP_CAP
 
 _RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
 _SUITS = "CDHS"

@@ -7,7 +7,7 @@ automatically; the stock deals one card at a time to the waste, with no redeal; 
 up as soon as they are uncovered. Won with all 104 cards on the foundations, lost when no move is left.
 """
 
-from solitaire_env.variant import Variant
+from solitaire_env.engine.variant import Variant
 
 RANK_AND_FILE = Variant(
     name="rank_and_file",

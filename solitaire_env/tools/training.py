@@ -10,7 +10,7 @@ A run directory holds ``config.yaml`` (as used), TensorBoard logs (``tb/``), che
 ``final_model.zip``, ``summary.json`` (steps, wall time, the deals of each phase) and
 ``learning_curve.png``. Needs the ``train`` extra.
 
-Deals (:mod:`solitaire_env.deals`): the training envs play the ``train`` split (``deals``, drawn at
+Deals (:mod:`solitaire_env.engine.deals`): the training envs play the ``train`` split (``deals``, drawn at
 random, never a validation or test deal); every evaluation round plays the same validation deals
 ``eval.seed .. eval.seed + eval.episodes - 1`` (10,000 .. by default), so ``best_model.zip`` is
 chosen by comparing checkpoints on one fixed set; the test deals (0 .. 9,999; docs/results.md
@@ -57,8 +57,8 @@ from typing import Any
 
 import yaml
 
-from solitaire_env.deals import TRAIN, VALIDATION, deal_set, describe
-from solitaire_env.registration import ENV_IDS
+from solitaire_env.engine.deals import TRAIN, VALIDATION, deal_set, describe
+from solitaire_env.envs.registration import ENV_IDS
 
 
 class ConfigError(ValueError):
@@ -374,7 +374,7 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CheckpointCallback
 
-    from solitaire_env.sb3 import CardCodesPolicy, make_sb3_vec_env
+    from solitaire_env.envs.sb3 import CardCodesPolicy, make_sb3_vec_env
 
     out = Path(output_dir or config.output_dir)
     checkpoint = prepare_run_dir(out, config, resume=resume, overwrite=overwrite)

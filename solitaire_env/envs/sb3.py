@@ -1,6 +1,6 @@
 """stable-baselines3 adapter for the batched vector env, so MaskablePPO trains on it directly.
 
->>> from solitaire_env.sb3 import make_sb3_vec_env
+>>> from solitaire_env.envs.sb3 import make_sb3_vec_env
 >>> venv = make_sb3_vec_env("RankAndFile-v0", n_envs=16, seed=0)
 >>> model = MaskablePPO("MlpPolicy", venv)   # masks come from one batched env_method("action_masks")
 
@@ -22,7 +22,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from torch import nn
 
-from solitaire_env.vector import SolitaireVectorEnv
+from solitaire_env.envs.vector import SolitaireVectorEnv
 
 
 def _row(obs: Any, i: int) -> Any:
@@ -30,7 +30,7 @@ def _row(obs: Any, i: int) -> Any:
 
 
 class SB3VecEnv(VecEnv):
-    """Wraps a :class:`~solitaire_env.vector.SolitaireVectorEnv` as an SB3 ``VecEnv``."""
+    """Wraps a :class:`~solitaire_env.envs.vector.SolitaireVectorEnv` as an SB3 ``VecEnv``."""
 
     def __init__(self, env: SolitaireVectorEnv) -> None:
         if not isinstance(env, SolitaireVectorEnv):

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from solitaire_env.cards import RANKS, card_from_str, card_to_str
-from solitaire_env.games import get_variant
-from solitaire_env.variant import (
+from solitaire_env.engine.cards import RANKS, card_from_str, card_to_str
+from solitaire_env.engine.games import get_variant
+from solitaire_env.engine.variant import (
     O_BASE,
     O_DOWN,
     O_FCNT,

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solitaire_env.core import resolve
-from solitaire_env.variant import (
+from solitaire_env.engine.core import resolve
+from solitaire_env.engine.variant import (
     DRAW,
     REDEAL,
     RESERVE_TO_FOUNDATION,

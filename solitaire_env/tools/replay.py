@@ -1,8 +1,8 @@
 """Watch a recorded episode: an animated GIF, a self-contained HTML page, or step by step in the terminal.
 
-Every function takes a recording (a dict from :mod:`solitaire_env.recording`, or the path of its JSON
+Every function takes a recording (a dict from :mod:`solitaire_env.tools.recording`, or the path of its JSON
 file), replays it (so a file that does not match its env raises ``ValueError``) and draws each
-position with :func:`solitaire_env.render.render_rgb` or :func:`~solitaire_env.render.render_text`.
+position with :func:`solitaire_env.envs.render.render_rgb` or :func:`~solitaire_env.envs.render.render_text`.
 
 - :func:`write_gif`: one frame per step (or every ``every``-th), a caption strip under the table,
   one shared 256-colour palette so unchanged pixels stay identical and the GIF stores only what moves.
@@ -31,9 +31,9 @@ from typing import TextIO
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from solitaire_env.game import Game
-from solitaire_env.recording import as_recording, replay
-from solitaire_env.render import render_rgb, render_text
+from solitaire_env.engine.game import Game
+from solitaire_env.tools.recording import as_recording, replay
+from solitaire_env.envs.render import render_rgb, render_text
 
 _CAPTION_BG = (18, 44, 28)
 _CAPTION_FG = (238, 243, 234)
@@ -41,7 +41,7 @@ _CAPTION_FG = (238, 243, 234)
 
 def _captions(rec: dict) -> tuple[list[dict], list[str]]:
     """The replayed states and one caption per state: 'start', then 'step i/n: t3 t7  9h 8s from ...'."""
-    from solitaire_env.play import describe, notation
+    from solitaire_env.tools.play import describe, notation
 
     states, moves = replay(rec)
     n = len(moves)
@@ -164,7 +164,7 @@ def _patch(prev: np.ndarray, cur: np.ndarray) -> list | None:
 
 def _page_template() -> str:
     """The HTML page with its __NAME__ slots (package data, beside the code that fills it)."""
-    return (resources.files("solitaire_env") / "data" / "replay.html").read_text(encoding="utf-8")
+    return (resources.files("solitaire_env.tools") / "data" / "replay.html").read_text(encoding="utf-8")
 
 
 def _js(value) -> str:

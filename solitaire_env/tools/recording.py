@@ -21,8 +21,8 @@ import operator
 import os
 from typing import Any
 
-from solitaire_env.game import Game
-from solitaire_env.registration import ENV_IDS
+from solitaire_env.engine.game import Game
+from solitaire_env.envs.registration import ENV_IDS
 
 FORMAT = "solitaire-env-recording"
 VERSION = 1
@@ -221,7 +221,7 @@ def make_env(recording: dict):
 
 def replay(recording: dict | str | os.PathLike) -> tuple[list[dict], list]:
     """Replay a recording: (states, moves). ``states[0]`` is the start, ``states[i + 1]`` follows
-    ``moves[i]`` (a :class:`~solitaire_env.moves.Move`). ``ValueError`` if the file does not match."""
+    ``moves[i]`` (a :class:`~solitaire_env.engine.moves.Move`). ``ValueError`` if the file does not match."""
     rec = as_recording(recording)
     env = make_env(rec)
     _, info = env.reset(options={"state": rec["start_state"]})

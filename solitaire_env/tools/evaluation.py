@@ -4,7 +4,7 @@ Episode ``e`` of every agent is deal number ``seed + e`` (``env.reset(seed=seed 
 env's registered time limit, so agents are compared on exactly the same games and a run repeats to
 the digit. Each agent is reset at the start of every episode with a seed derived from the deal
 number (:func:`agent_seed`), a stream independent of the deal's own. The table and the JSON name the
-split the deals belong to (:mod:`solitaire_env.deals`): figures to report come from test deals.
+split the deals belong to (:mod:`solitaire_env.engine.deals`): figures to report come from test deals.
 
 >>> from agents import make_agent
 >>> result = evaluate("Rainbow-v0", {"random": make_agent("random", "Rainbow-v0")}, episodes=100, seed=0)
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 
-from solitaire_env.deals import describe, split_of
-from solitaire_env.registration import ENV_IDS
+from solitaire_env.engine.deals import describe, split_of
+from solitaire_env.envs.registration import ENV_IDS
 
 if TYPE_CHECKING:
     from agents.base import Agent
@@ -202,7 +202,7 @@ def _play(env: gym.Env, name: str, agent: Agent, episodes: int, seed: int, progr
           record_dir: str | os.PathLike | None = None) -> list[EpisodeRecord]:
     recorder = None
     if record_dir is not None:
-        from solitaire_env.recording import Recorder
+        from solitaire_env.tools.recording import Recorder
 
         recorder = Recorder()
         slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in os.path.basename(name))

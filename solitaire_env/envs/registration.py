@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from solitaire_env.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
+from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
 
 ENV_IDS = {
     "RankAndFile-v0": ("RankAndFile", RANK_AND_FILE),
@@ -20,7 +20,7 @@ def register_envs() -> None:
         gym.register(
             id=env_id,
             entry_point=f"solitaire_env.envs:{name}Env",
-            vector_entry_point=f"solitaire_env.vector:{name}VectorEnv",
+            vector_entry_point=f"solitaire_env.envs.vector:{name}VectorEnv",
             max_episode_steps=variant.max_episode_steps,
             kwargs={},
         )

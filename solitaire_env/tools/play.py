@@ -1,6 +1,6 @@
 """Play a game in the terminal: :func:`play`.
 
-Each turn shows the table (:func:`solitaire_env.render.render_text`) and the legal moves, numbered
+Each turn shows the table (:func:`solitaire_env.envs.render.render_text`) and the legal moves, numbered
 from 1, each with its short notation. Type a move's number or its notation, or a command::
 
     d             draw a card from the stock to the waste
@@ -29,11 +29,11 @@ import re
 import sys
 from typing import TextIO
 
-from solitaire_env.game import Game
-from solitaire_env.games import VARIANTS, get_variant
-from solitaire_env.moves import Move
-from solitaire_env.registration import ENV_IDS
-from solitaire_env.variant import Variant
+from solitaire_env.engine.game import Game
+from solitaire_env.engine.games import VARIANTS, get_variant
+from solitaire_env.engine.moves import Move
+from solitaire_env.envs.registration import ENV_IDS
+from solitaire_env.engine.variant import Variant
 
 HELP = """\
 Moves (piles are numbered from 0, as on the table: t0, t1, ...):

@@ -1,9 +1,9 @@
-"""The three games, each a :class:`~solitaire_env.variant.Variant` in a module of its own."""
+"""The three games, each a :class:`~solitaire_env.engine.variant.Variant` in a module of its own."""
 
-from solitaire_env.games.number_ten import NUMBER_TEN
-from solitaire_env.games.rainbow import RAINBOW
-from solitaire_env.games.rank_and_file import RANK_AND_FILE
-from solitaire_env.variant import Variant
+from solitaire_env.engine.games.number_ten import NUMBER_TEN
+from solitaire_env.engine.games.rainbow import RAINBOW
+from solitaire_env.engine.games.rank_and_file import RANK_AND_FILE
+from solitaire_env.engine.variant import Variant
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (RANK_AND_FILE, NUMBER_TEN, RAINBOW)}
 

@@ -1,7 +1,7 @@
 """A natively batched vector env: ``gym.make_vec("RankAndFile-v0", num_envs=N)``.
 
 All N games live in one ``(N, state_size)`` ``int8`` array and advance in one call to the compiled
-core (:func:`solitaire_env.core.step_batch`), not in a Python loop over envs. It behaves exactly
+core (:func:`solitaire_env.engine.core.step_batch`), not in a Python loop over envs. It behaves exactly
 like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
 
 * ``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``: the step after a sub-env ends
@@ -13,7 +13,7 @@ like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
   list of N positions where ``None`` deals as usual; and ``"reset_mask"``: an ``(N,)`` bool array,
   to reset only those sub-envs (the others keep their games and step counts). ``set_state(i, state)``
   sets one sub-env's position. A bad seed or option raises ``ValueError`` and changes nothing.
-* ``deals=`` (as in the single env, :mod:`solitaire_env.deals`): with an ordered set, sub-env ``i``
+* ``deals=`` (as in the single env, :mod:`solitaire_env.engine.deals`): with an ordered set, sub-env ``i``
   plays positions ``i, i + N, i + 2N, ...`` of the set (from ``seed + i`` when seeded), so together
   the N sub-envs play each deal once; a sampled set (``"train"``) is drawn from by each sub-env's
   own generator.
@@ -33,12 +33,12 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from solitaire_env import core
-from solitaire_env.deals import DEAL_LIMIT, DealSet, deal_set
+from solitaire_env.engine import core
+from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
 from solitaire_env.envs.base import OBS_DTYPE, RESET_OPTIONS, check_action, observation_space, set_env_options
-from solitaire_env.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
-from solitaire_env.state import check_seed, deal, from_json
-from solitaire_env.variant import Variant
+from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
+from solitaire_env.engine.state import check_seed, deal, from_json
+from solitaire_env.engine.variant import Variant
 
 VECTOR_RESET_OPTIONS = (*RESET_OPTIONS, "reset_mask")
 
@@ -195,8 +195,8 @@ class SolitaireVectorEnv(VectorEnv):
         return self._encoder(self.codes, self.masks), rewards, terminated, truncated, info
 
     def render(self) -> tuple | None:
-        from solitaire_env.render import render_rgb, render_text
-        from solitaire_env.state import to_json
+        from solitaire_env.envs.render import render_rgb, render_text
+        from solitaire_env.engine.state import to_json
 
         if self.render_mode is None:
             return None
@@ -226,7 +226,7 @@ class SolitaireVectorEnv(VectorEnv):
         return self._encoder(self.codes.copy(), self.masks)
 
     def get_state(self, i: int) -> dict:
-        from solitaire_env.state import to_json
+        from solitaire_env.engine.state import to_json
 
         return to_json(self.variant, self.states[i])
 

@@ -2,7 +2,7 @@
 
 numba's ``cache=True`` saves each compiled function beside its module and reuses it as long as that
 module's own file is unchanged. But compiled code also holds what it took from other files: the
-constants of :mod:`solitaire_env.variant` (frozen into the machine code as globals), and the core's
+constants of :mod:`solitaire_env.engine.variant` (frozen into the machine code as globals), and the core's
 functions compiled into the solver's and into the benchmark's loops. After an edit or an upgrade of
 one of those files, a cache keyed on the caller's file alone would go on running the old rules.
 
@@ -23,12 +23,13 @@ import warnings
 from functools import cache
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent  # solitaire_env/
 
 # The package's files that compiled code is built from: the compiled modules and every package module
 # they import, directly or not (a test checks the list against their imports). Editing any other
 # file costs no recompiling.
-RULES_SOURCES = ("cards.py", "core.py", "games/*.py", "solver.py", "state.py", "variant.py")
+RULES_SOURCES = ("engine/cards.py", "engine/core.py", "engine/games/*.py", "solver/*.py", "engine/state.py",
+                 "engine/variant.py")
 
 
 def rules_files(package: Path = PACKAGE) -> list[Path]:

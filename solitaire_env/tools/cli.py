@@ -2,7 +2,7 @@
 
 ``solitaire-env evaluate --env ID --agent AGENT [--agent ...] --episodes N --seed S
 [--csv FILE] [--json FILE] [--no-progress]`` plays each agent over the same deals (see
-:mod:`solitaire_env.evaluation`) and prints a table of the results. Bad input (an unknown env id or
+:mod:`solitaire_env.tools.evaluation`) and prints a table of the results. Bad input (an unknown env id or
 agent, a missing checkpoint, a non-positive number of episodes) prints a one-line error and exits
 with status 2.
 """
@@ -15,8 +15,8 @@ import re
 import sys
 from typing import NoReturn
 
-from solitaire_env.deals import SPLITS
-from solitaire_env.registration import ENV_IDS
+from solitaire_env.engine.deals import SPLITS
+from solitaire_env.envs.registration import ENV_IDS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from agents import make_agent
-    from solitaire_env.evaluation import evaluate
+    from solitaire_env.tools.evaluation import evaluate
 
     if args.env not in ENV_IDS:
         parser.error(f"unknown env id {args.env!r}; known: {', '.join(ENV_IDS)}")
@@ -237,7 +237,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from pathlib import Path
 
-    from solitaire_env.training import ConfigError, RunDirError, load_config, prepare_run_dir, train
+    from solitaire_env.tools.training import ConfigError, RunDirError, load_config, prepare_run_dir, train
 
     try:
         config = load_config(args.config)
@@ -262,7 +262,7 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print(f"run directory: {run_dir}")
     if args.evaluate:
         from agents import make_agent
-        from solitaire_env.evaluation import evaluate
+        from solitaire_env.tools.evaluation import evaluate
 
         model = run_dir / "final_model.zip"
         agents = {name: make_agent(name, config.env_id, seed=0) for name in ("random", "heuristic")}
@@ -275,7 +275,7 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _plot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from solitaire_env.training import plot_learning_curve
+    from solitaire_env.tools.training import plot_learning_curve
 
     if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
         parser.error(f"cannot write {args.out}: no such directory")
@@ -287,7 +287,7 @@ def _plot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from solitaire_env.play import play
+    from solitaire_env.tools.play import play
 
     if args.game is None and args.state is None:
         parser.error("name a GAME (rank_and_file, number_ten, rainbow) or give --state FILE")
@@ -297,8 +297,8 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import json
 
-    from solitaire_env.games import get_variant
-    from solitaire_env.winnability import (
+    from solitaire_env.engine.games import get_variant
+    from solitaire_env.solver.winnability import (
         default_jobs,
         format_summary,
         merge_results,
@@ -353,8 +353,8 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _solvitaire(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from solitaire_env.solvitaire import export_deals
-    from solitaire_env.winnability import parse_seeds
+    from solitaire_env.solver.solvitaire import export_deals
+    from solitaire_env.solver.winnability import parse_seeds
 
     try:
         seeds = parse_seeds(args.seeds)
@@ -369,8 +369,8 @@ def _solvitaire(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 
 def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from solitaire_env.recording import load_recording
-    from solitaire_env.replay import ansi_replay, write_gif, write_html
+    from solitaire_env.tools.recording import load_recording
+    from solitaire_env.tools.replay import ansi_replay, write_gif, write_html
 
     if not (args.gif or args.html or args.ansi):
         parser.error("say what to make: --gif OUT.gif, --html OUT.html and/or --ansi")

@@ -4,8 +4,8 @@ A variant states the deal shape and the handful of rule switches in which the th
 From it this module derives everything the compiled core needs: the flat state layout (offsets into
 one small ``int8`` array per game), and the table of actions (one id per canonical move).
 
-The rules themselves live once, in :mod:`solitaire_env.core`; the games in
-:mod:`solitaire_env.games` are just instances of :class:`Variant`.
+The rules themselves live once, in :mod:`solitaire_env.engine.core`; the games in
+:mod:`solitaire_env.engine.games` are just instances of :class:`Variant`.
 """
 
 from __future__ import annotations

@@ -8,24 +8,24 @@
 >>> state = game.get_state() # the JSON of docs/state_format.md, hidden cards included
 
 No Gymnasium here: the envs, the vector env, the agents and the solver build on this and on
-:mod:`solitaire_env.core`.
+:mod:`solitaire_env.engine.core`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from solitaire_env import core, moves, state
-from solitaire_env.games import get_variant
-from solitaire_env.moves import Move
-from solitaire_env.variant import Variant
+from solitaire_env.engine import core, moves, state
+from solitaire_env.engine.games import get_variant
+from solitaire_env.engine.moves import Move
+from solitaire_env.engine.variant import Variant
 
 
 class Game:
     """A position of Rank and File, Number Ten or Rainbow, and the moves from it.
 
     ``Game(variant, seed)`` deals deal number ``seed``; ``Game.from_state(json)`` starts from a saved
-    position. Moves can be given as :class:`~solitaire_env.moves.Move` or as action ids.
+    position. Moves can be given as :class:`~solitaire_env.engine.moves.Move` or as action ids.
     """
 
     def __init__(self, variant: str | Variant = "rank_and_file", seed: int = 0) -> None:
@@ -117,13 +117,13 @@ class Game:
         return self.is_won() or not self.action_mask().any()
 
     def observation(self) -> np.ndarray:
-        """What a player at the table sees, as the flat code vector of :mod:`solitaire_env.core`."""
+        """What a player at the table sees, as the flat code vector of :mod:`solitaire_env.engine.core`."""
         obs = np.zeros(self.variant.obs_size, dtype=np.int16)
         core.observe(self.state, self.variant.spec, obs)
         return obs
 
     def render_text(self, color: bool = False) -> str:
-        from solitaire_env.render import render_text
+        from solitaire_env.envs.render import render_text
 
         return render_text(self.get_state(), color=color)
 

@@ -1,8 +1,8 @@
 """The rules, once, compiled: legal moves, applying a move, and the observation.
 
 Every function here works on one game's state, a flat ``int8`` array whose layout a
-:class:`~solitaire_env.variant.Variant` fixes (offsets in its ``spec`` array), and on the variant's
-action table. Cards are ``suit * 13 + rank`` (see :mod:`solitaire_env.cards`). Piles are stored bottom
+:class:`~solitaire_env.engine.variant.Variant` fixes (offsets in its ``spec`` array), and on the variant's
+action table. Cards are ``suit * 13 + rank`` (see :mod:`solitaire_env.engine.cards`). Piles are stored bottom
 to top with a length, and face-down cards are always the bottom ``down`` cards of a pile, so one count
 per pile records them.
 
@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from solitaire_env.jit_cache import drop_stale_cache
-from solitaire_env.variant import (
+from solitaire_env.engine.jit_cache import drop_stale_cache
+from solitaire_env.engine.variant import (
     A_FIRST,
     DRAW,
     HIDDEN,

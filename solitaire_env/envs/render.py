@@ -34,7 +34,7 @@ def render_text(state: dict, color: bool = False) -> str:
         f"stock: {len(state['stock'])} cards  waste ({len(waste)}): {shown_waste}",
     ]
     # What the game has, as its variant declares it (not guessed from the state's fields).
-    from solitaire_env.games import get_variant
+    from solitaire_env.engine.games import get_variant
 
     v = get_variant(state["variant"])
     extras = []
@@ -157,7 +157,7 @@ class _Layout:
 
 @functools.lru_cache(maxsize=16)
 def _layout(variant_name: str, width: int) -> _Layout:
-    from solitaire_env.games import get_variant
+    from solitaire_env.engine.games import get_variant
 
     v = get_variant(variant_name)
     piles, nf, has_reserve = v.piles, v.foundations, v.reserve > 0
@@ -401,7 +401,7 @@ def render_rgb(state: dict, width: int | None = None) -> np.ndarray:
     ``width`` defaults to 1000 pixels for the ten-pile games and 700 for Rainbow; the height follows
     from the variant and the width alone, so every position of a game gives the same image shape.
     """
-    from solitaire_env.games import get_variant
+    from solitaire_env.engine.games import get_variant
 
     v = get_variant(state["variant"])
     if width is None:
