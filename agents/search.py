@@ -104,7 +104,7 @@ class SearchAgent(Agent):
         v = self.variant
         # Safe moves depend on visible cards only: any guess shows the same ones.
         world = sample_world(self.rules, t, self._rng)
-        if solver._play_safe_moves(world.copy(), v.spec, v.actions, self._record, 0, True) > 0:
+        if solver.play_safe_moves(world.copy(), v.spec, v.actions, self._record, 0, True) > 0:
             return int(self._record[0])
         worlds = [world] + [sample_world(self.rules, t, self._rng) for _ in range(self.worlds - 1)]
         self.searched += 1

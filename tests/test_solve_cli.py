@@ -94,22 +94,22 @@ def test_restart_share_reaches_the_solver(tmp_path, monkeypatch):
 def test_the_restarts_never_spend_more_than_their_share(monkeypatch, share):
     """The restarts (first phase, promising moves only) stop at their share of the node limit, to within
     one slice; whatever is left goes to the complete search."""
-    from solitaire_env import solver
+    from solitaire_env.solver import api
 
     spent = []  # (searched only the promising moves, positions) per search
-    real = solver._drive
+    real = api._drive
 
     def spy(search, stop, slice_nodes):
         out = real(search, stop, slice_nodes)
         spent.append((search.min_score > 0, search.nodes))
         return out
 
-    monkeypatch.setattr(solver, "_drive", spy)
+    monkeypatch.setattr(api, "_drive", spy)
     limit = 100_000
     result = solve("rank_and_file", seed=2, time_limit=None, max_nodes=limit, first_phase=share,
                    agent_guidance=False)
     restarts = sum(n for promising, n in spent if promising)
-    assert restarts <= share * limit + solver.RESTART_NODES
+    assert restarts <= share * limit + api.RESTART_NODES
     assert result.nodes == sum(n for _, n in spent)
 
 

@@ -18,7 +18,8 @@ from solitaire_env import Game, core, variant
 from solitaire_env.cards import RANKS, SUITS
 from solitaire_env.evaluation import agent_seed
 from solitaire_env.games import get_variant
-from solitaire_env.solver import EXHAUSTED, WON, Solver, _is_safe, solve
+from solitaire_env.solver import EXHAUSTED, WON, Solver, solve
+from solitaire_env.solver.safe import is_safe
 from solitaire_env.state import deal, from_json, to_json
 from solitaire_env.variant import DRAW, REDEAL, TABLEAU_TO_TABLEAU
 
@@ -363,7 +364,7 @@ def test_a_node_limit_short_of_a_proof_gives_unknown_never_lost():
 
 
 def _safe(levels: dict[str, tuple[int, int]], card: str) -> bool:
-    """``_is_safe`` for ``card``, alone on pile 0, with the other cards off the foundations in the stock."""
+    """``is_safe`` for ``card``, alone on pile 0, with the other cards off the foundations in the stock."""
     v = get_variant("rank_and_file")
     on_foundations = {(s, RANKS[k]): sum(k < n for n in levels[s]) for s in SUITS for k in range(13)}
     off = [r + s for (s, r), n in on_foundations.items() for _ in range(2 - n)]
@@ -372,7 +373,7 @@ def _safe(levels: dict[str, tuple[int, int]], card: str) -> bool:
     state = rank_and_file(levels, tableau, stock=off)
     _, arr = from_json(state)
     code = SUITS.index(card[1]) * 13 + RANKS.index(card[0])
-    return bool(_is_safe(arr, v.spec, code))
+    return bool(is_safe(arr, v.spec, code))
 
 
 def test_safe_only_when_every_card_that_could_go_on_it_is_on_the_foundations():
@@ -452,19 +453,19 @@ def test_stock_macros_find_wins_that_replay(game, seeds):
 
 
 def test_a_stored_position_with_more_redeals_left_covers_the_same_position_with_fewer():
-    from solitaire_env.solver import _insert_undominated
+    from solitaire_env.solver.dominance import insert_undominated
 
     v = get_variant("rainbow")
     s = from_json(rainbow_redeal(2))[1]
     table = np.zeros(1 << 10, dtype=np.uint64)
     fewer = s.copy()
     fewer[v.spec[variant.O_REDEALS]] = 1
-    assert _insert_undominated(table, s, v.spec)  # new
-    assert not _insert_undominated(table, s, v.spec)  # stored already
-    assert not _insert_undominated(table, fewer, v.spec)  # covered by the one with 2 redeals
+    assert insert_undominated(table, s, v.spec)  # new
+    assert not insert_undominated(table, s, v.spec)  # stored already
+    assert not insert_undominated(table, fewer, v.spec)  # covered by the one with 2 redeals
     table[:] = 0
-    assert _insert_undominated(table, fewer, v.spec)  # fewer redeals do not cover more
-    assert _insert_undominated(table, s, v.spec)
+    assert insert_undominated(table, fewer, v.spec)  # fewer redeals do not cover more
+    assert insert_undominated(table, s, v.spec)
 
 
 # --- agent guidance ---------------------------------------------------------------------------------
@@ -485,9 +486,9 @@ def test_a_won_playout_replays_to_a_win_and_a_lost_one_says_how_far_it_got(game,
 def short_restarts(monkeypatch):
     """Restarts of 20 positions: too short to win a two-deck deal, which takes at least 64 positions (one
     draw a node for every stock card), so a win can only come from agent guidance."""
-    from solitaire_env import solver
+    from solitaire_env.solver import api
 
-    monkeypatch.setattr(solver, "RESTART_NODES", 20)
+    monkeypatch.setattr(api, "RESTART_NODES", 20)
 
 
 def _spy(monkeypatch, owner, name: str) -> list:
@@ -535,29 +536,30 @@ def test_the_agents_move_order_gives_complete_searches_the_same_answers(state):
 
 
 def test_stock_dominance_ranks_redeals_left_then_cards_dealt():
-    from solitaire_env.solver import _insert_dominant, _step_through_stock
+    from solitaire_env.solver.dominance import insert_dominant
+    from solitaire_env.solver.macros import step_through_stock
 
     v = get_variant("rainbow")
     deal_ = deal(v, 0)
 
     def dealt(steps: int) -> np.ndarray:
         s = deal_.copy()
-        _step_through_stock(s, v.spec, steps)
+        step_through_stock(s, v.spec, steps)
         return s
 
     n = int(deal_[v.spec[variant.O_NSTOCK]])
     early, late, redealt = dealt(5), dealt(9), dealt(n + 1 + 2)  # the last: after the redeal, 2 dealt again
     assert int(redealt[v.spec[variant.O_REDEALS]]) == 1
     table, best = np.zeros(1 << 10, dtype=np.uint64), np.zeros(1 << 10, dtype=np.int16)
-    assert _insert_dominant(table, best, late, v.spec) == 1  # new
-    assert _insert_dominant(table, best, early, v.spec) == 2  # better: fewer cards dealt
-    assert _insert_dominant(table, best, late, v.spec) == 0  # early can deal on to it
-    assert _insert_dominant(table, best, redealt, v.spec) == 0  # a redeal fewer: early covers it
-    assert _insert_dominant(table, best, deal_, v.spec) == 2  # nothing dealt at all: best so far
+    assert insert_dominant(table, best, late, v.spec) == 1  # new
+    assert insert_dominant(table, best, early, v.spec) == 2  # better: fewer cards dealt
+    assert insert_dominant(table, best, late, v.spec) == 0  # early can deal on to it
+    assert insert_dominant(table, best, redealt, v.spec) == 0  # a redeal fewer: early covers it
+    assert insert_dominant(table, best, deal_, v.spec) == 2  # nothing dealt at all: best so far
     played = early.copy()  # a different layout: the waste's top card gone
     played[v.spec[variant.O_NWASTE]] -= 1
     played[v.spec[variant.O_WASTE] + 4] = 0
-    assert _insert_dominant(table, best, played, v.spec) == 1
+    assert insert_dominant(table, best, played, v.spec) == 1
 
 
 @pytest.mark.parametrize("seed", [0, 4, 11, 240, 604, 736])
@@ -593,11 +595,11 @@ def test_solve_returns_a_rollouts_win(monkeypatch, short_restarts):
     """With playouts that never win and restarts too short to, Rank and File deal 0 is won by a rollout
     (one after every restart here), and that is the solver's answer."""
     from agents import heuristic
-    from solitaire_env import solver
+    from solitaire_env.solver import api
 
-    monkeypatch.setattr(solver, "ROLLOUT_UNITS", 1)
+    monkeypatch.setattr(api, "ROLLOUT_UNITS", 1)
     monkeypatch.setattr(heuristic, "playout", lambda *args, **kwargs: (None, 0, 0))
-    rollouts = _spy(monkeypatch, solver, "rollout")
+    rollouts = _spy(monkeypatch, api, "rollout")
     result = solve("rank_and_file", seed=0, agent_guidance=True, time_limit=None, max_nodes=20_000)
     assert result.result == "won" and rollouts and result.moves == rollouts[-1][0]
     replay_to_win("RankAndFile-v0", result.moves, seed=0)
