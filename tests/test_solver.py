@@ -8,6 +8,9 @@ Every hand-built position holds all the cards of its game (most on the foundatio
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -18,7 +21,7 @@ from solitaire_env import Game, core, variant
 from solitaire_env.cards import RANKS, SUITS
 from solitaire_env.evaluation import agent_seed
 from solitaire_env.games import get_variant
-from solitaire_env.solver import EXHAUSTED, WON, Solver, solve
+from solitaire_env.solver import EXHAUSTED, WON, SolveOptions, Solver, solve
 from solitaire_env.solver.safe import is_safe
 from solitaire_env.state import deal, from_json, to_json
 from solitaire_env.variant import DRAW, REDEAL, TABLEAU_TO_TABLEAU
@@ -347,6 +350,43 @@ def test_bad_input_raises_value_error_naming_the_problem(kwargs, message):
         solve(game, **kwargs)
 
 
+@pytest.mark.parametrize("fields, message", [
+    (dict(time_limit=0), "time limit must be positive"),
+    (dict(time_limit=float("nan")), "time limit must be positive"),
+    (dict(max_nodes=0), "max_nodes must be positive"),
+    (dict(memory_mb=0), "memory_mb must be at least 1"),
+    (dict(max_depth=0), "max_depth must be at least 1"),
+    (dict(slice_nodes=0), "slice_nodes must be at least 1"),
+    (dict(first_phase=1.0), "first_phase, the restart share, must be in"),
+    (dict(first_phase=-0.1), "first_phase, the restart share, must be in"),
+])
+def test_solve_options_refuse_bad_limits(fields, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SolveOptions(**fields)
+
+
+def test_solve_options_are_frozen_with_the_games_defaults_and_overrides():
+    options = SolveOptions(max_nodes=5000, time_limit=None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.max_nodes = 1  # type: ignore[misc]
+    assert (options.stock_macros, options.agent_guidance) == (None, None)  # the game decides
+    for game, macros, guidance in [("rainbow", True, False), ("rank_and_file", False, True),
+                                   ("number_ten", False, True)]:
+        resolved = options.for_game(game)
+        assert (resolved.stock_macros, resolved.agent_guidance, resolved.max_nodes) == (macros, guidance, 5000)
+    told = SolveOptions(stock_macros=False, agent_guidance=True).for_game("rainbow")
+    assert (told.stock_macros, told.agent_guidance) == (False, True)
+    # Keywords replace the options' fields: the same search either way.
+    by_options = solve("rainbow", seed=2, options=SolveOptions(time_limit=None, max_nodes=3000))
+    by_keywords = solve("rainbow", seed=2, time_limit=None, max_nodes=3000)
+    replaced = solve("rainbow", seed=2, options=SolveOptions(max_nodes=10), time_limit=None, max_nodes=3000)
+    assert (by_options.result, by_options.nodes, by_options.moves) == (by_keywords.result, by_keywords.nodes,
+                                                                       by_keywords.moves)
+    assert (replaced.result, replaced.nodes) == (by_keywords.result, by_keywords.nodes)
+    with pytest.raises(TypeError):
+        solve("rainbow", seed=2, max_positions=10)
+
+
 def test_a_node_limit_short_of_a_proof_gives_unknown_never_lost():
     """Rainbow deal 736 is lost; its complete search takes ``full.nodes`` positions. The same search
     stopped earlier has proved nothing, so it must answer unknown; the limit is checked between
@@ -508,7 +548,7 @@ def test_agent_guidance_returns_a_won_playout(monkeypatch, short_restarts):
     from agents import heuristic
 
     playouts = _spy(monkeypatch, heuristic, "playout")
-    limits = dict(time_limit=None, max_nodes=20_000)
+    limits = dict(time_limit=None, max_nodes=20_000, playout=heuristic.playout)
     guided = solve("rank_and_file", seed=336, agent_guidance=True, **limits)
     assert guided.result == "won" and playouts and guided.moves == playouts[-1][0]
     replay_to_win("RankAndFile-v0", guided.moves, seed=336)
@@ -516,6 +556,10 @@ def test_agent_guidance_returns_a_won_playout(monkeypatch, short_restarts):
     solve("rank_and_file", seed=336, agent_guidance=False, **limits)
     assert len(playouts) == n  # no playouts without guidance
     assert solve("rank_and_file", seed=336, **limits).moves == guided.moves  # on by default in the two-deck games
+    # Without a player the guidance is the solver's own (agent-ordered restarts, rollouts): no playouts.
+    n = len(playouts)
+    solve("rank_and_file", seed=336, agent_guidance=True, time_limit=None, max_nodes=20_000)
+    assert len(playouts) == n
 
 
 @pytest.mark.parametrize("state", [dead_end, split_position, lambda: rainbow_redeal(1), lambda: rainbow_redeal(0)])
@@ -594,12 +638,11 @@ def test_a_rollout_wins_an_easy_deal_repeats_itself_and_reports_a_loss():
 def test_solve_returns_a_rollouts_win(monkeypatch, short_restarts):
     """With playouts that never win and restarts too short to, Rank and File deal 0 is won by a rollout
     (one after every restart here), and that is the solver's answer."""
-    from agents import heuristic
     from solitaire_env.solver import api
 
     monkeypatch.setattr(api, "ROLLOUT_UNITS", 1)
-    monkeypatch.setattr(heuristic, "playout", lambda *args, **kwargs: (None, 0, 0))
     rollouts = _spy(monkeypatch, api, "rollout")
-    result = solve("rank_and_file", seed=0, agent_guidance=True, time_limit=None, max_nodes=20_000)
+    result = solve("rank_and_file", seed=0, agent_guidance=True, time_limit=None, max_nodes=20_000,
+                   playout=lambda *args, **kwargs: (None, 0, 0))
     assert result.result == "won" and rollouts and result.moves == rollouts[-1][0]
     replay_to_win("RankAndFile-v0", result.moves, seed=0)

@@ -34,9 +34,11 @@ from solitaire_env.solver.api import (
     RESTART_NODES,
     ROLLOUT_UNITS,
     STOCK_MACROS_BY_DEFAULT,
+    SolveOptions,
     SolveResult,
     solve,
 )
+from solitaire_env.solver.guidance import Playout
 from solitaire_env.solver.hashing import state_key
 from solitaire_env.solver.ordering import PROMISING
 from solitaire_env.solver.registers import EXHAUSTED, MEMORY, RUNNING, WON
@@ -45,5 +47,5 @@ from solitaire_env.solver.safe import play_safe_moves
 from solitaire_env.solver.search import Solver
 
 __all__ = ["AGENT_GUIDANCE_BY_DEFAULT", "EXHAUSTED", "JITTER", "MEMORY", "PROMISING", "RESTART_NODES",
-           "ROLLOUT_UNITS", "RUNNING", "STOCK_MACROS_BY_DEFAULT", "SolveResult", "Solver", "WON", "play_safe_moves",
-           "rollout", "solve", "state_key"]
+           "ROLLOUT_UNITS", "RUNNING", "STOCK_MACROS_BY_DEFAULT", "Playout", "SolveOptions", "SolveResult", "Solver",
+           "WON", "play_safe_moves", "rollout", "solve", "state_key"]

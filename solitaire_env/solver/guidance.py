@@ -1,11 +1,15 @@
 """The heuristic agent's judgement, for the solver (see :func:`~solitaire_env.solver.api.solve`).
 
 :func:`agent_move_score` orders moves by the heuristic agent's rules (:mod:`agents.heuristic`): the
-agent-ordered restarts and the rollouts use it.
+agent-ordered restarts and the rollouts use it. The agent itself, which plays the solver's playouts,
+is passed in by the caller as a :class:`Playout`: the engine never imports the agents.
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
+import numpy as np
 from numba import njit
 
 from solitaire_env import core
@@ -23,9 +27,21 @@ from solitaire_env.variant import (
     WASTE_TO_EMPTY,
     WASTE_TO_FOUNDATION,
     WASTE_TO_TABLEAU,
+    Variant,
 )
 
 _jit = njit(cache=True, nogil=True)
+
+
+class Playout(Protocol):
+    """A player that plays one whole game from an engine position (``seed`` varies its play).
+
+    Returns ``(moves, played, foundation_cards)``: the action ids played if they win (else ``None``),
+    how many moves were played, and the most cards the foundations held. The ``solve`` command passes
+    the noisy heuristic agent's, :func:`agents.heuristic.playout`.
+    """
+
+    def __call__(self, variant: Variant, start: np.ndarray, seed: int) -> tuple[list[int] | None, int, int]: ...
 
 @_jit
 def agent_move_score(s, sp, actions, a: int) -> int:
@@ -80,4 +96,4 @@ def agent_move_score(s, sp, actions, a: int) -> int:
 # is dropped.
 drop_stale_cache(__name__)
 
-__all__ = ["agent_move_score"]
+__all__ = ["Playout", "agent_move_score"]
