@@ -416,7 +416,7 @@ class HeuristicAgent(Agent):
             if tier <= T_NEUTRAL:
                 break
             if reversible:
-                if not self._stuck and self._fresh(t, a):  # rule 6
+                if not self._stuck and self.fresh(t, a):  # rule 6
                     return a
                 continue
             if tier < T_ENABLING and not self._stuck:  # first try rule 9
@@ -434,18 +434,19 @@ class HeuristicAgent(Agent):
                 return step
             self._stuck = True
         for _, _, reversible, a in rated:  # lost: wander without repeating a position
-            if reversible and self._fresh(t, a):
+            if reversible and self.fresh(t, a):
                 return a
         return legal[0]
 
     def _neutral(self, t: Table, rated: list[tuple[int, int, bool, int]]) -> list[int]:
         """The legal rearranging moves that lead to a position not seen yet."""
-        return [a for tier, _, reversible, a in rated if tier == T_NEUTRAL and (not reversible or self._fresh(t, a))]
+        return [a for tier, _, reversible, a in rated if tier == T_NEUTRAL and (not reversible or self.fresh(t, a))]
 
     # --- scoring ------------------------------------------------------------------------------
 
-    def _fresh(self, t: Table, a: int) -> bool:
-        """Whether legal action ``a`` leads to a visible position not seen this episode."""
+    def fresh(self, t: Table, a: int) -> bool:
+        """Whether legal action ``a`` leads from the visible table ``t`` to a visible position not seen this
+        episode (the search agent asks this of its candidate moves too)."""
         return self.rules.apply(t, a).key() not in self._seen
 
     def _rate(self, t: Table, a: int) -> tuple[int, float, bool]:
