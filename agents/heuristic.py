@@ -19,6 +19,26 @@ import numpy as np
 from agents.base import Agent
 from solitaire_env import core
 from solitaire_env.games import get_variant
+
+# The tiers of the rules below (HeuristicAgent's docstring): one table, which the solver's agent order
+# reads too (solitaire_env.solver.guidance).
+from solitaire_env.solver.guidance import (
+    PRODUCTIVE,
+    T_DRAW,
+    T_EMPTY_A_PILE,
+    T_ENABLING,
+    T_FOUNDATION,
+    T_KING_INTO_EMPTY,
+    T_NEUTRAL,
+    T_REDEAL,
+    T_RESERVE,
+    T_REVEAL,
+    T_REVEAL_INTO_EMPTY,
+    T_SAFE_FOUNDATION,
+    T_WASTE,
+    T_WASTE_AFTER_RESERVE,
+    T_WASTE_INTO_EMPTY,
+)
 from solitaire_env.variant import (
     DRAW,
     HIDDEN,
@@ -302,24 +322,6 @@ class Rules:
         return card
 
 
-# Tiers of HeuristicAgent's rules (the numbers in its docstring): a move's score is (tier, tie-break)
-# and the best score plays. The order was set by measuring on deals that the tests and the reported
-# figures do not use (seeds 1000 and up).
-T_SAFE_FOUNDATION = 100  # 1
-T_RESERVE = 95  # 2
-T_WASTE = 92  # 3
-T_REVEAL = 90  # 4
-T_REVEAL_INTO_EMPTY = 85  # 5
-T_WASTE_AFTER_RESERVE = 75  # 3, in Rainbow
-T_EMPTY_A_PILE = 70  # 6
-T_FOUNDATION = 58  # 7
-T_KING_INTO_EMPTY = 55  # 8
-T_ENABLING = 40  # 9 (found by look-ahead, not by _rate)
-T_WASTE_INTO_EMPTY = 30  # 10
-T_DRAW = 20  # 11
-T_REDEAL = 10  # 12
-T_NEUTRAL = 0  # 13: moves that only rearrange the tableau
-PRODUCTIVE = T_WASTE_INTO_EMPTY  # the moves from this tier up make progress
 
 
 class HeuristicAgent(Agent):

@@ -576,6 +576,49 @@ def test_the_agents_move_order_gives_complete_searches_the_same_answers(state):
     assert len(answers) == 1
 
 
+def random_positions(game: str, n_games: int, max_moves: int, seed: int = 0):
+    """Positions reached by seeded random play from deals 0 .. n_games-1 (every position on the way)."""
+    v = get_variant(game)
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(v.n_actions, dtype=np.int8)
+    for d in range(n_games):
+        s = deal(v, d)
+        for _ in range(max_moves):
+            if core.legal_mask(s, v.spec, v.actions, mask) == 0:
+                break
+            yield s.copy()
+            core.apply_action(s, v.spec, v.actions, int(rng.choice(np.flatnonzero(mask))))
+
+
+@pytest.mark.parametrize("game", ["rank_and_file", "number_ten"])
+def test_the_solvers_agent_order_ranks_the_agents_rules_as_the_agent_does(game):
+    """One tier table (solver/guidance.py) for the agent and the solver: wherever the agent ranks one of
+    rules 2-8 above another, the solver's agent order scores it higher too (rules 9-13 and the safe
+    moves the solver handles its own way; Rainbow's waste rule, after the reserve, it does not follow)."""
+    from agents.heuristic import HeuristicAgent, Rules
+    from solitaire_env.solver.guidance import T_KING_INTO_EMPTY, T_SAFE_FOUNDATION, agent_move_score
+
+    v = get_variant(game)
+    rules, agent = Rules(v), HeuristicAgent(v)
+    obs, mask = np.zeros(v.obs_size, dtype=np.int16), np.zeros(v.n_actions, dtype=np.int8)
+    pairs = 0
+    for s in random_positions(game, n_games=6, max_moves=150):
+        core.observe(s, v.spec, obs)
+        core.legal_mask(s, v.spec, v.actions, mask)
+        table = rules.observe(obs)
+        rated = []
+        for a in np.flatnonzero(mask):
+            tier = agent._rule(table, int(a))[0]
+            if T_KING_INTO_EMPTY <= tier < T_SAFE_FOUNDATION:
+                rated.append((tier, int(agent_move_score(s, v.spec, v.actions, int(a)))))
+        for tier, score in rated:
+            for other_tier, other_score in rated:
+                if tier > other_tier:
+                    pairs += 1
+                    assert score > other_score, (tier, score, other_tier, other_score)
+    assert pairs > 100
+
+
 # --- stock dominance: a position is as good as the same one further on in the stock -------------------
 
 

@@ -57,15 +57,27 @@ def move_score(s, sp, actions, a: int) -> int:
         return 800 + down  # turns a card up: the pile with most face-down cards first
     if count == n:
         return 750  # empties a pile
-    left = n - count - down  # face-up cards still above the face-down ones (or the pile's bottom)
     if count == core.run_length(s, sp, src):
         # The whole top run goes: a step towards a face-down card or an empty pile (in Number Ten,
-        # the dealt face-up cards need not form a run). Fewer cards left to shift: better.
-        return max(310, (420 if kind == TABLEAU_TO_EMPTY else 480) - 10 * left)
+        # the dealt face-up cards need not form a run).
+        left = n - count - down  # face-up cards still above the face-down ones (or the pile's bottom)
+        return run_score(left) if kind != TABLEAU_TO_EMPTY else max(310, 420 - 10 * left)
+    return split_score(s, sp, kind, src, n - count)
+
+
+@_jit
+def run_score(left: int) -> int:
+    """A whole top run moving onto another pile, leaving ``left`` face-up cards: fewer to shift is better."""
+    return max(310, 480 - 10 * left)
+
+
+@_jit
+def split_score(s, sp, kind: int, src: int, stays: int) -> int:
+    """Part of a run moving, ``stays`` cards left on pile ``src``: into an empty pile, hardly ever worth
+    it; onto another pile, worth it when it frees a card for the foundations."""
     if kind == TABLEAU_TO_EMPTY:
         return 100
-    # Rearranging face-up cards: worth it when it frees a card for the foundations.
-    exposed = core.pile_card(s, sp, src, n - count - 1)
+    exposed = core.pile_card(s, sp, src, stays - 1)
     if core.foundation_for(s, sp, exposed) >= 0:
         return 500
     return 200
@@ -94,4 +106,4 @@ def insert_sorted(scores, out, k, sc, m) -> None:
 # is dropped.
 drop_stale_cache(__name__)
 
-__all__ = ["PROMISING", "insert_sorted", "move_score", "uses_stock"]
+__all__ = ["PROMISING", "insert_sorted", "move_score", "run_score", "split_score", "uses_stock"]
