@@ -17,8 +17,8 @@ import csv
 import json
 import sys
 
-from solitaire_env.tools.evaluation import wilson_interval
 from solitaire_env.envs.registration import ENV_IDS
+from solitaire_env.tools.evaluation import wilson_interval
 
 
 def agent_rows(args) -> tuple[list[dict], dict[str, set[int]], range]:

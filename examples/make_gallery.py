@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from solitaire_env import Game  # noqa: E402
-from solitaire_env.tools.recording import record_episode, save_recording  # noqa: E402
 from solitaire_env.envs.render import render_rgb  # noqa: E402
+from solitaire_env.tools.recording import record_episode, save_recording  # noqa: E402
 from solitaire_env.tools.replay import write_gif  # noqa: E402
 
 VARIANTS = ("rank_and_file", "number_ten", "rainbow")

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from solitaire_env import VARIANTS, Game
-
 from solitaire_env.engine import core
 from solitaire_env.engine.state import deal, from_json, to_json
 

@@ -14,8 +14,8 @@ import subprocess
 
 import pytest
 
-from solitaire_env.tools.recording import record_episode, replay_states
 from solitaire_env.envs.render import render_rgb
+from solitaire_env.tools.recording import record_episode, replay_states
 from solitaire_env.tools.replay import write_html
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

@@ -168,8 +168,8 @@ def test_text_shows_the_reserve_base_rank_and_redeals_the_variant_declares(monke
     from dataclasses import replace
 
     from solitaire_env.engine.games import RAINBOW, VARIANTS
-    from solitaire_env.envs.render import render_text
     from solitaire_env.engine.state import deal, to_json
+    from solitaire_env.envs.render import render_text
 
     rainbow = render_text(Game("rainbow", seed=0).get_state()).splitlines()
     assert rainbow[2].startswith("reserve: 13 cards, top ") and "base rank: 2" in rainbow[2]

@@ -32,7 +32,7 @@ def test_gif_and_html_replays_raise_no_deprecation_warning(tmp_path):
 
 
 def test_the_html_page_is_package_data_with_every_slot_filled(tmp_path):
-    page = resources.files("solitaire_env") / "data" / "replay.html"
+    page = resources.files("solitaire_env.tools") / "data" / "replay.html"
     template = page.read_text(encoding="utf-8")
     slots = set(re.findall(r"__[A-Z0-9]+__", template))
     assert slots == {"__TITLE__", "__SUBTITLE__", "__N__", "__W__", "__H__", "__CAPTION0__", "__FPS__",
@@ -47,7 +47,7 @@ def test_the_html_page_is_package_data_with_every_slot_filled(tmp_path):
 def test_pyproject_ships_the_page_and_offers_the_video_extra():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = project["tool"]["setuptools"]["package-data"]["solitaire_env"]
+    patterns = project["tool"]["setuptools"]["package-data"]["solitaire_env.tools"]
     assert any(Path("data/replay.html").match(p) for p in patterns)
     assert any(req.startswith("moviepy") for req in project["project"]["optional-dependencies"]["video"])
 

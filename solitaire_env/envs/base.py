@@ -14,10 +14,10 @@ from gymnasium import spaces
 
 from solitaire_env.engine import core
 from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
-from solitaire_env.envs.reward import Reward
 from solitaire_env.engine.game import Game
 from solitaire_env.engine.moves import Move
 from solitaire_env.engine.variant import Variant, observation_fields
+from solitaire_env.envs.reward import Reward
 
 OBS_MODES = ("codes", "dict", "onehot")
 RESET_OPTIONS = ("state",)

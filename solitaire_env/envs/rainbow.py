@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from solitaire_env.envs.base import SolitaireEnv
 from solitaire_env.engine.games import RAINBOW
+from solitaire_env.envs.base import SolitaireEnv
 
 
 class RainbowEnv(SolitaireEnv):

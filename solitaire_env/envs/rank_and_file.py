@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from solitaire_env.envs.base import SolitaireEnv
 from solitaire_env.engine.games import RANK_AND_FILE
+from solitaire_env.envs.base import SolitaireEnv
 
 
 class RankAndFileEnv(SolitaireEnv):

@@ -35,10 +35,10 @@ from gymnasium.vector.utils import batch_space
 
 from solitaire_env.engine import core
 from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
-from solitaire_env.envs.base import OBS_DTYPE, RESET_OPTIONS, check_action, observation_space, set_env_options
 from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
 from solitaire_env.engine.state import check_seed, deal, from_json
 from solitaire_env.engine.variant import Variant
+from solitaire_env.envs.base import OBS_DTYPE, RESET_OPTIONS, check_action, observation_space, set_env_options
 
 VECTOR_RESET_OPTIONS = (*RESET_OPTIONS, "reset_mask")
 
@@ -195,8 +195,8 @@ class SolitaireVectorEnv(VectorEnv):
         return self._encoder(self.codes, self.masks), rewards, terminated, truncated, info
 
     def render(self) -> tuple | None:
-        from solitaire_env.envs.render import render_rgb, render_text
         from solitaire_env.engine.state import to_json
+        from solitaire_env.envs.render import render_rgb, render_text
 
         if self.render_mode is None:
             return None

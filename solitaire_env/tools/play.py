@@ -32,8 +32,8 @@ from typing import TextIO
 from solitaire_env.engine.game import Game
 from solitaire_env.engine.games import VARIANTS, get_variant
 from solitaire_env.engine.moves import Move
-from solitaire_env.envs.registration import ENV_IDS
 from solitaire_env.engine.variant import Variant
+from solitaire_env.envs.registration import ENV_IDS
 
 HELP = """\
 Moves (piles are numbered from 0, as on the table: t0, t1, ...):

@@ -32,8 +32,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from solitaire_env.engine.game import Game
-from solitaire_env.tools.recording import as_recording, replay
 from solitaire_env.envs.render import render_rgb, render_text
+from solitaire_env.tools.recording import as_recording, replay
 
 _CAPTION_BG = (18, 44, 28)
 _CAPTION_FG = (238, 243, 234)
