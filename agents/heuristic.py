@@ -19,6 +19,26 @@ import numpy as np
 from agents.base import Agent
 from solitaire_env import core
 from solitaire_env.games import get_variant
+
+# The tiers of the rules below (HeuristicAgent's docstring): one table, which the solver's agent order
+# reads too (solitaire_env.solver.guidance).
+from solitaire_env.solver.guidance import (
+    PRODUCTIVE,
+    T_DRAW,
+    T_EMPTY_A_PILE,
+    T_ENABLING,
+    T_FOUNDATION,
+    T_KING_INTO_EMPTY,
+    T_NEUTRAL,
+    T_REDEAL,
+    T_RESERVE,
+    T_REVEAL,
+    T_REVEAL_INTO_EMPTY,
+    T_SAFE_FOUNDATION,
+    T_WASTE,
+    T_WASTE_AFTER_RESERVE,
+    T_WASTE_INTO_EMPTY,
+)
 from solitaire_env.variant import (
     DRAW,
     HIDDEN,
@@ -302,24 +322,6 @@ class Rules:
         return card
 
 
-# Tiers of HeuristicAgent's rules (the numbers in its docstring): a move's score is (tier, tie-break)
-# and the best score plays. The order was set by measuring on deals that the tests and the reported
-# figures do not use (seeds 1000 and up).
-T_SAFE_FOUNDATION = 100  # 1
-T_RESERVE = 95  # 2
-T_WASTE = 92  # 3
-T_REVEAL = 90  # 4
-T_REVEAL_INTO_EMPTY = 85  # 5
-T_WASTE_AFTER_RESERVE = 75  # 3, in Rainbow
-T_EMPTY_A_PILE = 70  # 6
-T_FOUNDATION = 58  # 7
-T_KING_INTO_EMPTY = 55  # 8
-T_ENABLING = 40  # 9 (found by look-ahead, not by _rate)
-T_WASTE_INTO_EMPTY = 30  # 10
-T_DRAW = 20  # 11
-T_REDEAL = 10  # 12
-T_NEUTRAL = 0  # 13: moves that only rearrange the tableau
-PRODUCTIVE = T_WASTE_INTO_EMPTY  # the moves from this tier up make progress
 
 
 class HeuristicAgent(Agent):
@@ -416,7 +418,7 @@ class HeuristicAgent(Agent):
             if tier <= T_NEUTRAL:
                 break
             if reversible:
-                if not self._stuck and self._fresh(t, a):  # rule 6
+                if not self._stuck and self.fresh(t, a):  # rule 6
                     return a
                 continue
             if tier < T_ENABLING and not self._stuck:  # first try rule 9
@@ -434,18 +436,19 @@ class HeuristicAgent(Agent):
                 return step
             self._stuck = True
         for _, _, reversible, a in rated:  # lost: wander without repeating a position
-            if reversible and self._fresh(t, a):
+            if reversible and self.fresh(t, a):
                 return a
         return legal[0]
 
     def _neutral(self, t: Table, rated: list[tuple[int, int, bool, int]]) -> list[int]:
         """The legal rearranging moves that lead to a position not seen yet."""
-        return [a for tier, _, reversible, a in rated if tier == T_NEUTRAL and (not reversible or self._fresh(t, a))]
+        return [a for tier, _, reversible, a in rated if tier == T_NEUTRAL and (not reversible or self.fresh(t, a))]
 
     # --- scoring ------------------------------------------------------------------------------
 
-    def _fresh(self, t: Table, a: int) -> bool:
-        """Whether legal action ``a`` leads to a visible position not seen this episode."""
+    def fresh(self, t: Table, a: int) -> bool:
+        """Whether legal action ``a`` leads from the visible table ``t`` to a visible position not seen this
+        episode (the search agent asks this of its candidate moves too)."""
         return self.rules.apply(t, a).key() not in self._seen
 
     def _rate(self, t: Table, a: int) -> tuple[int, float, bool]:

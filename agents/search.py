@@ -52,7 +52,7 @@ def sample_world(rules: Rules, t: Table, rng: np.random.Generator) -> np.ndarray
     tableau = [([next(take) for _ in range(d)] + list(up), d) for up, d in zip(t.up, t.down, strict=True)]
     reserve = ([next(take) for _ in range(t.res_down)] + list(t.res_up), t.res_down)
     stock = list(t.stock) if t.stock is not None else [next(take) for _ in range(t.stock_n)]
-    return state._build(v, tableau=tableau, foundations=foundations, stock=stock, waste=list(t.waste),
+    return state.build(v, tableau=tableau, foundations=foundations, stock=stock, waste=list(t.waste),
                         reserve=reserve, redeals=t.redeals, base=t.base)
 
 
@@ -104,7 +104,7 @@ class SearchAgent(Agent):
         v = self.variant
         # Safe moves depend on visible cards only: any guess shows the same ones.
         world = sample_world(self.rules, t, self._rng)
-        if solver._play_safe_moves(world.copy(), v.spec, v.actions, self._record, 0, True) > 0:
+        if solver.play_safe_moves(world.copy(), v.spec, v.actions, self._record, 0, True) > 0:
             return int(self._record[0])
         worlds = [world] + [sample_world(self.rules, t, self._rng) for _ in range(self.worlds - 1)]
         self.searched += 1
@@ -115,7 +115,7 @@ class SearchAgent(Agent):
                 first = self._solver.first_move()
                 # Never back to a position already seen this episode: a guess cannot tell that the
                 # move undoes the last one, and voting for it made the agent cycle.
-                if first >= 0 and mask[first] and self.fallback._fresh(t, first):
+                if first >= 0 and mask[first] and self.fallback.fresh(t, first):
                     votes[first] += 1
         if votes.max() == 0:
             return heuristic_choice

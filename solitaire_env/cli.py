@@ -298,6 +298,7 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import json
 
     from solitaire_env.games import get_variant
+    from solitaire_env.solver import SolveOptions
     from solitaire_env.winnability import (
         default_jobs,
         format_summary,
@@ -327,11 +328,10 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for path in (args.csv, args.json):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             parser.error(f"cannot write {path}: no such directory")
-    results = solve_deals(game, seeds, time_limit=args.time_limit, jobs=args.jobs or default_jobs(),
-                          max_nodes=args.max_nodes, memory_mb=args.memory, first_phase=args.restart_share,
-                          prune_after_draw=args.prune_after_draw, stock_macros=args.stock_macros,
-                          agent_guidance=args.agent_guidance,
-                          progress=not args.no_progress,
+    options = SolveOptions(time_limit=args.time_limit, max_nodes=args.max_nodes, memory_mb=args.memory,
+                           first_phase=args.restart_share, prune_after_draw=args.prune_after_draw,
+                           stock_macros=args.stock_macros, agent_guidance=args.agent_guidance)
+    results = solve_deals(game, seeds, options, jobs=args.jobs or default_jobs(), progress=not args.no_progress,
                           csv_path=args.csv)
     if args.retry:
         # The second pass's answer for every deal of the first: its decided rows plus the new ones.

@@ -37,7 +37,7 @@ FORMAT = 1
 _KEYS = ("format", "variant", "tableau", "foundations", "stock", "waste", "reserve", "redeals_left", "base_rank")
 _REQUIRED = ("format", "variant", "tableau", "foundations", "stock", "waste", "redeals_left")
 
-__all__ = ["FORMAT", "check_seed", "deal", "from_json", "shuffled_deck", "to_json"]
+__all__ = ["FORMAT", "build", "check_seed", "deal", "from_json", "shuffled_deck", "to_json"]
 
 
 def check_seed(seed: Any) -> int:
@@ -81,7 +81,7 @@ def deal(variant: Variant | str, seed: int) -> np.ndarray:
             pile.append(next(cards))
     stock = list(cards)  # the last one is dealt first
     base = foundations[0][0] % 13 if v.base_from_deal else 0
-    return _build(
+    return build(
         v,
         tableau=[(p, v.deal_down) for p in piles],
         foundations=foundations,
@@ -93,7 +93,15 @@ def deal(variant: Variant | str, seed: int) -> np.ndarray:
     )
 
 
-def _build(v: Variant, tableau, foundations, stock, waste, reserve, redeals: int, base: int) -> np.ndarray:
+def build(v: Variant, tableau: list[tuple[list[int], int]], foundations: list[list[int]], stock: list[int],
+          waste: list[int], reserve: tuple[list[int], int], redeals: int, base: int) -> np.ndarray:
+    """The state array of a position given pile by pile (cards ``0..51``, every list bottom first).
+
+    ``tableau``: ``(cards, face-down count)`` per pile; ``foundations``: the cards of each foundation
+    slot; ``stock``: its last card is dealt first; ``reserve``: ``(cards, face-down count)``. Nothing is
+    checked here (:func:`from_json` checks a position from outside); the search agent builds its guesses
+    of the hidden cards with it.
+    """
     sp = v.spec
     s = np.zeros(v.state_size, dtype=np.int8)
     s[sp[O_FSUIT] : sp[O_FSUIT] + v.foundations] = -1
@@ -266,5 +274,5 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
         )
     if len(reserve[0]) > v.reserve:
         raise ValueError(f"reserve holds {len(reserve[0])} cards; {v.title} deals {v.reserve} there")
-    return v, _build(v, tableau, foundations, stock, waste, reserve, redeals, base)
+    return v, build(v, tableau, foundations, stock, waste, reserve, redeals, base)
 

@@ -17,12 +17,14 @@ import os
 import statistics
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from solitaire_env.evaluation import wilson_interval
 from solitaire_env.games import get_variant
-from solitaire_env.solver import solve
+from solitaire_env.solver import SolveOptions, solve
 
+# Each worker's transposition table unless told otherwise (the solve command's --memory default).
+DEALS_MEMORY_MB = 512
 CSV_COLUMNS = ("seed", "result", "reason", "nodes", "seconds", "solution_length", "best_foundation")
 
 
@@ -94,35 +96,31 @@ def write_results(csv_path: str, results: Iterable[DealResult]) -> None:
         writer.writerows(asdict(r) for r in results)
 
 
-def _solve_one(args: tuple[str, int, float | None, int | None, int, float, bool, bool | None, bool | None]
-               ) -> DealResult:
-    game, seed, time_limit, max_nodes, memory_mb, first_phase, prune_after_draw, stock_macros, guidance = args
-    r = solve(game, seed=seed, time_limit=time_limit, max_nodes=max_nodes, memory_mb=memory_mb,
-              first_phase=first_phase, prune_after_draw=prune_after_draw, stock_macros=stock_macros,
-              agent_guidance=guidance)
+def _solve_one(task: tuple[str, int, SolveOptions]) -> DealResult:
+    game, seed, options = task
+    r = solve(game, seed=seed, options=options)
     return DealResult(seed, r.result, r.reason, r.nodes, round(r.seconds, 4), r.solution_length, r.best_foundation)
 
 
-def solve_deals(game: str, seeds: Iterable[int], time_limit: float | None = 60.0, jobs: int = 1,
-                max_nodes: int | None = None, memory_mb: int = 512, first_phase: float = 0.9,
-                progress: bool = False, csv_path: str | None = None,
-                prune_after_draw: bool = False, stock_macros: bool | None = None,
-                agent_guidance: bool | None = None) -> list[DealResult]:
+def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = None, jobs: int = 1,
+                progress: bool = False, csv_path: str | None = None, **overrides) -> list[DealResult]:
     """Solve every deal in ``seeds``; results in seed order. ``jobs`` worker processes (1: this process).
 
-    ``first_phase``, ``prune_after_draw``, ``stock_macros`` and ``agent_guidance`` are passed on to
-    :func:`solve`.
+    Each deal is solved by :func:`~solitaire_env.solver.solve` with ``options`` (default
+    ``SolveOptions(memory_mb=DEALS_MEMORY_MB)``), any of whose fields ``overrides`` replace. With agent
+    guidance and no ``playout`` given, the noisy heuristic agent plays the playouts
+    (:func:`agents.heuristic.playout`): this layer, unlike the solver, may use the agents.
     """
     variant = get_variant(game)
     seeds = list(seeds)
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
-    if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time limit must be positive (seconds), got {time_limit}")
-    if not 0 <= first_phase < 1:
-        raise ValueError(f"the restart share must be in [0, 1), got {first_phase}")
-    tasks = [(variant.name, s, time_limit, max_nodes, memory_mb, first_phase, prune_after_draw, stock_macros,
-              agent_guidance) for s in seeds]
+    options = replace(options or SolveOptions(memory_mb=DEALS_MEMORY_MB), **overrides).for_game(variant)
+    if options.agent_guidance and options.playout is None:
+        from agents.heuristic import playout  # the agents import the engine: loaded only when needed
+
+        options = replace(options, playout=playout)
+    tasks = [(variant.name, s, options) for s in seeds]
     out = open(csv_path, "w", newline="") if csv_path else None  # noqa: SIM115 (rows written as they come)
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
     if writer:
@@ -215,5 +213,5 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-__all__ = ["CSV_COLUMNS", "DealResult", "format_summary", "merge_results", "parse_seeds", "read_results", "solve_deals",
-           "summarize", "unknown_seeds", "write_results"]
+__all__ = ["CSV_COLUMNS", "DEALS_MEMORY_MB", "DealResult", "format_summary", "merge_results", "parse_seeds",
+           "read_results", "solve_deals", "summarize", "unknown_seeds", "write_results"]

@@ -15,24 +15,37 @@ from solitaire_env import jit_cache
 
 PACKAGE = Path(jit_cache.__file__).resolve().parent
 
-# One small compiled function from each compiled module of the package: the core's observation (which
-# writes variant.HIDDEN for a face-down card) and the solver's progress measure (which calls the core's
-# hidden_cards). Deal 0 of Rank and File: pile 0 starts with a face-down card; 30 are face down.
+# Small compiled functions from compiled modules of the package: the core's observation (which writes
+# variant.HIDDEN for a face-down card), the solver's progress measure (which calls the core's
+# hidden_cards) and its layout key (dominance.py, built on hashing.py's mix and PRIME). Deal 0 of Rank and
+# File: pile 0 starts with a face-down card; 30 are face down.
 PROBE = """
 import json
 import numpy as np
-from solitaire_env import core, solver
+from solitaire_env import core
+from solitaire_env.solver import dominance, rollouts
 from solitaire_env.games import RANK_AND_FILE as v
 from solitaire_env.state import deal
 
 s = deal(v, 0)
 obs = np.zeros(v.obs_size, dtype=np.int16)
 core.observe(s, v.spec, obs)
-progress = solver._progress(s, v.spec)
-print(json.dumps({"hidden_code": int(obs[0]), "progress": int(progress),
+progress = rollouts.progress(s, v.spec)
+layout = dominance.layout_key(s, v.spec)
+print(json.dumps({"hidden_code": int(obs[0]), "progress": int(progress), "layout": int(layout),
                   "observe_hits": sum(core.observe.stats.cache_hits.values()),
-                  "progress_hits": sum(solver._progress.stats.cache_hits.values())}))
+                  "progress_hits": sum(rollouts.progress.stats.cache_hits.values()),
+                  "layout_hits": sum(dominance.layout_key.stats.cache_hits.values())}))
 """
+
+
+def _stamps_expected(root: Path) -> set[str]:
+    """The stamp files a probe leaves: one for each compiled module it imports (the core and the solver's)."""
+    package = root / "solitaire_env"
+    compiled = [package / "core.py"] + [p for p in sorted((package / "solver").glob("*.py"))
+                                          if "from numba import njit" in p.read_text()]
+    assert len(compiled) > 2
+    return {f"{p.stem}.rules-stamp" for p in compiled}
 
 
 def _probe(root: Path, cache_dir: Path | None) -> dict:
@@ -64,8 +77,9 @@ def test_an_edited_constant_or_core_function_takes_effect_despite_the_cache(tmp_
     first = _probe(root, cache_dir)
     assert first["hidden_code"] == 53 and first["progress"] == -30 * 100 - 64
     again = _probe(root, cache_dir)  # unchanged sources: everything loads from the cache
-    assert again == {**first, "observe_hits": again["observe_hits"], "progress_hits": again["progress_hits"]}
-    assert again["observe_hits"] > 0 and again["progress_hits"] > 0
+    hits = ("observe_hits", "progress_hits", "layout_hits")
+    assert again == {**first, **{k: again[k] for k in hits}}
+    assert all(again[k] > 0 for k in hits)
 
     # variant.py's HIDDEN is a constant inside core.observe's machine code, and numba keys core's cache
     # on core.py alone: the old value would stay.
@@ -74,12 +88,20 @@ def test_an_edited_constant_or_core_function_takes_effect_despite_the_cache(tmp_
     assert edited["hidden_code"] == 60 and edited["observe_hits"] == 0
     assert edited["progress"] == first["progress"]
 
-    # core.py's hidden_cards is compiled into the solver's code, whose cache numba keys on solver.py alone.
+    # core.py's hidden_cards is compiled into the solver's code, whose cache numba keys on rollouts.py alone.
     _edit(root / "solitaire_env" / "core.py", "total = s[sp[O_RESDOWN]]\n", "total = s[sp[O_RESDOWN]] + 7\n")
     edited = _probe(root, cache_dir)
     assert edited["progress"] == first["progress"] - 7 * 100 and edited["progress_hits"] == 0
     assert edited["hidden_code"] == 60
-    assert len(list((root / "solitaire_env" / "__pycache__").glob("*.rules-stamp"))) == 2  # core, solver
+
+    # One solver module's constant and code inside another's: hashing.py's PRIME and key_parts are compiled
+    # into dominance.layout_key, whose cache numba keys on dominance.py alone.
+    _edit(root / "solitaire_env" / "solver" / "hashing.py", "PRIME = np.uint64(0x100000001B3)",
+          "PRIME = np.uint64(0x100000001B5)")
+    edited = _probe(root, cache_dir)
+    assert edited["layout"] != first["layout"] and edited["layout_hits"] == 0
+    assert edited["progress"] == first["progress"] - 7 * 100
+    assert {p.name for p in root.rglob("*.rules-stamp")} == _stamps_expected(root)
 
 
 def test_a_cache_under_numba_cache_dir_is_refreshed_too(tmp_path):
@@ -87,7 +109,7 @@ def test_a_cache_under_numba_cache_dir_is_refreshed_too(tmp_path):
     assert _probe(root, cache_dir)["hidden_code"] == 53
     _edit(root / "solitaire_env" / "variant.py", "HIDDEN = 53", "HIDDEN = 60")
     assert _probe(root, cache_dir)["hidden_code"] == 60
-    assert len(list(cache_dir.rglob("*.rules-stamp"))) == 2
+    assert {p.name for p in cache_dir.rglob("*.rules-stamp")} == _stamps_expected(root)
     assert not list(root.rglob("*.nbi"))  # everything went to NUMBA_CACHE_DIR
 
 
@@ -115,7 +137,7 @@ def test_the_stamp_covers_every_module_compiled_code_is_built_from():
     stamped = {p.relative_to(PACKAGE).as_posix() for p in jit_cache.rules_files()}
     compiled = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
                 if "from numba import njit" in p.read_text()}
-    assert {"core.py", "solver.py"} <= compiled
+    assert {"core.py", "solver/search.py", "solver/rollouts.py"} <= compiled
     needed, todo = set(), list(compiled)
     while todo:
         rel = todo.pop()

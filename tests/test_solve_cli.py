@@ -84,7 +84,9 @@ def test_restart_share_reaches_the_solver(tmp_path, monkeypatch):
                  "--no-agent-guidance", "--jobs", "1", "--no-progress", "--csv", str(out)]) == 0
     (row,) = list(csv.DictReader(out.open()))
     ((kwargs, result),) = calls
-    assert kwargs["first_phase"] == 0.5 and kwargs["agent_guidance"] is False and kwargs["max_nodes"] == 1000
+    options = kwargs["options"]
+    assert options.first_phase == 0.5 and options.agent_guidance is False and options.max_nodes == 1000
+    assert options.playout is None  # no guidance: no player
     assert (row["result"], int(row["nodes"])) == (result.result, result.nodes)
     with pytest.raises(ValueError, match="restart share"):
         solve_deals("rank_and_file", [0], first_phase=1.0)
@@ -94,22 +96,22 @@ def test_restart_share_reaches_the_solver(tmp_path, monkeypatch):
 def test_the_restarts_never_spend_more_than_their_share(monkeypatch, share):
     """The restarts (first phase, promising moves only) stop at their share of the node limit, to within
     one slice; whatever is left goes to the complete search."""
-    from solitaire_env import solver
+    from solitaire_env.solver import api
 
     spent = []  # (searched only the promising moves, positions) per search
-    real = solver._drive
+    real = api._drive
 
     def spy(search, stop, slice_nodes):
         out = real(search, stop, slice_nodes)
         spent.append((search.min_score > 0, search.nodes))
         return out
 
-    monkeypatch.setattr(solver, "_drive", spy)
+    monkeypatch.setattr(api, "_drive", spy)
     limit = 100_000
     result = solve("rank_and_file", seed=2, time_limit=None, max_nodes=limit, first_phase=share,
                    agent_guidance=False)
     restarts = sum(n for promising, n in spent if promising)
-    assert restarts <= share * limit + solver.RESTART_NODES
+    assert restarts <= share * limit + api.RESTART_NODES
     assert result.nodes == sum(n for _, n in spent)
 
 
@@ -208,9 +210,12 @@ def test_stock_macros_default_per_game_and_flags_reach_the_solver(tmp_path, game
     assert chosen.nodes != other.nodes  # the two searches differ, so the row tells which one ran
 
 
-@pytest.mark.parametrize("flag, guidance", [(None, None), ("--agent-guidance", True), ("--no-agent-guidance", False)])
+@pytest.mark.parametrize("flag, guidance", [(None, True), ("--agent-guidance", True), ("--no-agent-guidance", False)])
 def test_the_agent_guidance_flags_reach_the_solver(tmp_path, monkeypatch, flag, guidance):
-    # None leaves it to the game's default (on for the two-deck games: see test_solver).
+    # No flag leaves it to the game's default: on for the two-deck games. With guidance, the command
+    # gives the solver the heuristic agent as its player.
+    from agents.heuristic import playout
+
     out = tmp_path / "r.csv"
     calls = _spy_solve(monkeypatch)
     args = ["solve", "rank_and_file", "--seeds", "336:337", "--max-nodes", "1000", "--jobs", "1", "--no-progress",
@@ -218,5 +223,6 @@ def test_the_agent_guidance_flags_reach_the_solver(tmp_path, monkeypatch, flag, 
     assert main(args + ([flag] if flag else [])) == 0
     (row,) = list(csv.DictReader(out.open()))
     ((kwargs, result),) = calls
-    assert kwargs["agent_guidance"] is guidance
+    assert kwargs["options"].agent_guidance is guidance
+    assert kwargs["options"].playout is (playout if guidance else None)
     assert (row["result"], int(row["nodes"])) == (result.result, result.nodes)

@@ -8,6 +8,9 @@ Every hand-built position holds all the cards of its game (most on the foundatio
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -18,7 +21,8 @@ from solitaire_env import Game, core, variant
 from solitaire_env.cards import RANKS, SUITS
 from solitaire_env.evaluation import agent_seed
 from solitaire_env.games import get_variant
-from solitaire_env.solver import EXHAUSTED, WON, Solver, _is_safe, solve
+from solitaire_env.solver import EXHAUSTED, WON, SolveOptions, Solver, solve
+from solitaire_env.solver.safe import is_safe
 from solitaire_env.state import deal, from_json, to_json
 from solitaire_env.variant import DRAW, REDEAL, TABLEAU_TO_TABLEAU
 
@@ -118,6 +122,20 @@ def split_count(game: Game, a: int) -> int | None:
     count = int(core.resolve(game.state, v.spec, v.actions, a)[1])
     run = int(core.run_length(game.state, v.spec, int(v.actions[a, 1])))
     return count if 2 <= count < run else None
+
+
+def random_positions(game: str, n_games: int, max_moves: int, seed: int = 0):
+    """Positions reached by seeded random play from deals 0 .. n_games-1 (every position on the way)."""
+    v = get_variant(game)
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(v.n_actions, dtype=np.int8)
+    for d in range(n_games):
+        s = deal(v, d)
+        for _ in range(max_moves):
+            if core.legal_mask(s, v.spec, v.actions, mask) == 0:
+                break
+            yield s.copy()
+            core.apply_action(s, v.spec, v.actions, int(rng.choice(np.flatnonzero(mask))))
 
 
 # --- hand-built positions --------------------------------------------------------------------------
@@ -346,6 +364,43 @@ def test_bad_input_raises_value_error_naming_the_problem(kwargs, message):
         solve(game, **kwargs)
 
 
+@pytest.mark.parametrize("fields, message", [
+    (dict(time_limit=0), "time limit must be positive"),
+    (dict(time_limit=float("nan")), "time limit must be positive"),
+    (dict(max_nodes=0), "max_nodes must be positive"),
+    (dict(memory_mb=0), "memory_mb must be at least 1"),
+    (dict(max_depth=0), "max_depth must be at least 1"),
+    (dict(slice_nodes=0), "slice_nodes must be at least 1"),
+    (dict(first_phase=1.0), "first_phase, the restart share, must be in"),
+    (dict(first_phase=-0.1), "first_phase, the restart share, must be in"),
+])
+def test_solve_options_refuse_bad_limits(fields, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SolveOptions(**fields)
+
+
+def test_solve_options_are_frozen_with_the_games_defaults_and_overrides():
+    options = SolveOptions(max_nodes=5000, time_limit=None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.max_nodes = 1  # type: ignore[misc]
+    assert (options.stock_macros, options.agent_guidance) == (None, None)  # the game decides
+    for game, macros, guidance in [("rainbow", True, False), ("rank_and_file", False, True),
+                                   ("number_ten", False, True)]:
+        resolved = options.for_game(game)
+        assert (resolved.stock_macros, resolved.agent_guidance, resolved.max_nodes) == (macros, guidance, 5000)
+    told = SolveOptions(stock_macros=False, agent_guidance=True).for_game("rainbow")
+    assert (told.stock_macros, told.agent_guidance) == (False, True)
+    # Keywords replace the options' fields: the same search either way.
+    by_options = solve("rainbow", seed=2, options=SolveOptions(time_limit=None, max_nodes=3000))
+    by_keywords = solve("rainbow", seed=2, time_limit=None, max_nodes=3000)
+    replaced = solve("rainbow", seed=2, options=SolveOptions(max_nodes=10), time_limit=None, max_nodes=3000)
+    assert (by_options.result, by_options.nodes, by_options.moves) == (by_keywords.result, by_keywords.nodes,
+                                                                       by_keywords.moves)
+    assert (replaced.result, replaced.nodes) == (by_keywords.result, by_keywords.nodes)
+    with pytest.raises(TypeError):
+        solve("rainbow", seed=2, max_positions=10)
+
+
 def test_a_node_limit_short_of_a_proof_gives_unknown_never_lost():
     """Rainbow deal 736 is lost; its complete search takes ``full.nodes`` positions. The same search
     stopped earlier has proved nothing, so it must answer unknown; the limit is checked between
@@ -363,7 +418,7 @@ def test_a_node_limit_short_of_a_proof_gives_unknown_never_lost():
 
 
 def _safe(levels: dict[str, tuple[int, int]], card: str) -> bool:
-    """``_is_safe`` for ``card``, alone on pile 0, with the other cards off the foundations in the stock."""
+    """``is_safe`` for ``card``, alone on pile 0, with the other cards off the foundations in the stock."""
     v = get_variant("rank_and_file")
     on_foundations = {(s, RANKS[k]): sum(k < n for n in levels[s]) for s in SUITS for k in range(13)}
     off = [r + s for (s, r), n in on_foundations.items() for _ in range(2 - n)]
@@ -372,7 +427,7 @@ def _safe(levels: dict[str, tuple[int, int]], card: str) -> bool:
     state = rank_and_file(levels, tableau, stock=off)
     _, arr = from_json(state)
     code = SUITS.index(card[1]) * 13 + RANKS.index(card[0])
-    return bool(_is_safe(arr, v.spec, code))
+    return bool(is_safe(arr, v.spec, code))
 
 
 def test_safe_only_when_every_card_that_could_go_on_it_is_on_the_foundations():
@@ -451,20 +506,70 @@ def test_stock_macros_find_wins_that_replay(game, seeds):
         replay_to_win(ENV_OF[game], result.moves, seed=seed)
 
 
+def engine_stock_plays(v, s: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
+    """(steps, action, position after) for every waste play the engine allows after stepping through the
+    stock ``steps`` times (drawing, and redealing once the stock is out), each card of the stock and waste
+    once, by the fewest steps: the stock's cards, then after one redeal the waste's, but its top card,
+    which is in play without a step."""
+    mask = np.zeros(v.n_actions, dtype=np.int8)
+    waste_kinds = (variant.WASTE_TO_FOUNDATION, variant.WASTE_TO_TABLEAU, variant.WASTE_TO_EMPTY)
+    n_stock, n_waste = int(s[v.spec[variant.O_NSTOCK]]), int(s[v.spec[variant.O_NWASTE]])
+    t, plays, steps = s.copy(), [], 0
+    while True:
+        core.legal_mask(t, v.spec, v.actions, mask)
+        step = [a for a in np.flatnonzero(mask) if v.actions[a, 0] in (DRAW, REDEAL)]
+        if not step or steps == n_stock + n_waste:  # the old waste's top card again: every card reached
+            return plays
+        core.apply_action(t, v.spec, v.actions, int(step[0]))
+        steps += 1
+        core.legal_mask(t, v.spec, v.actions, mask)
+        for a in np.flatnonzero(mask):
+            if v.actions[a, 0] in waste_kinds:
+                after = t.copy()
+                core.apply_action(after, v.spec, v.actions, int(a))
+                plays.append((steps, int(a), after))
+
+
+@pytest.mark.parametrize("game", ["rainbow", "rank_and_file", "number_ten"])
+def test_stock_macros_are_the_engines_stock_plays(game):
+    """The macros' own model of the stock, kept for speed (docs/design.md, "Rules kept twice, and
+    checked"): which card each step brings up, where it can go (bit sets of what the foundations and
+    pile tops take), and the stepping itself, against the engine's draws, redeals and legal moves on
+    positions of random play: the same plays, by the same steps, to the same positions."""
+    from solitaire_env.solver.macros import apply_move, stock_macros
+
+    v = get_variant(game)
+    size = v.n_actions + v.n_cards * (v.piles + 2)
+    out, scores = np.zeros(size, dtype=np.int32), np.zeros(size, dtype=np.int64)
+    checked = 0
+    for s in random_positions(game, n_games=5, max_moves=200):
+        k, n_legal = stock_macros(s, v.spec, v.actions, out, scores, 0, -10**6, 0)
+        assert k == n_legal
+        got = sorted((int(m) // v.n_actions, int(m) % v.n_actions) for m in out[:k])
+        expected = engine_stock_plays(v, s)
+        assert got == sorted((steps, a) for steps, a, _ in expected)
+        for steps, a, after in expected:
+            played = s.copy()
+            assert apply_move(played, v.spec, v.actions, a + v.n_actions * steps) == a
+            assert np.array_equal(played, after)
+        checked += len(expected)
+    assert checked > 200
+
+
 def test_a_stored_position_with_more_redeals_left_covers_the_same_position_with_fewer():
-    from solitaire_env.solver import _insert_undominated
+    from solitaire_env.solver.dominance import insert_undominated
 
     v = get_variant("rainbow")
     s = from_json(rainbow_redeal(2))[1]
     table = np.zeros(1 << 10, dtype=np.uint64)
     fewer = s.copy()
     fewer[v.spec[variant.O_REDEALS]] = 1
-    assert _insert_undominated(table, s, v.spec)  # new
-    assert not _insert_undominated(table, s, v.spec)  # stored already
-    assert not _insert_undominated(table, fewer, v.spec)  # covered by the one with 2 redeals
+    assert insert_undominated(table, s, v.spec)  # new
+    assert not insert_undominated(table, s, v.spec)  # stored already
+    assert not insert_undominated(table, fewer, v.spec)  # covered by the one with 2 redeals
     table[:] = 0
-    assert _insert_undominated(table, fewer, v.spec)  # fewer redeals do not cover more
-    assert _insert_undominated(table, s, v.spec)
+    assert insert_undominated(table, fewer, v.spec)  # fewer redeals do not cover more
+    assert insert_undominated(table, s, v.spec)
 
 
 # --- agent guidance ---------------------------------------------------------------------------------
@@ -485,9 +590,9 @@ def test_a_won_playout_replays_to_a_win_and_a_lost_one_says_how_far_it_got(game,
 def short_restarts(monkeypatch):
     """Restarts of 20 positions: too short to win a two-deck deal, which takes at least 64 positions (one
     draw a node for every stock card), so a win can only come from agent guidance."""
-    from solitaire_env import solver
+    from solitaire_env.solver import api
 
-    monkeypatch.setattr(solver, "RESTART_NODES", 20)
+    monkeypatch.setattr(api, "RESTART_NODES", 20)
 
 
 def _spy(monkeypatch, owner, name: str) -> list:
@@ -507,7 +612,7 @@ def test_agent_guidance_returns_a_won_playout(monkeypatch, short_restarts):
     from agents import heuristic
 
     playouts = _spy(monkeypatch, heuristic, "playout")
-    limits = dict(time_limit=None, max_nodes=20_000)
+    limits = dict(time_limit=None, max_nodes=20_000, playout=heuristic.playout)
     guided = solve("rank_and_file", seed=336, agent_guidance=True, **limits)
     assert guided.result == "won" and playouts and guided.moves == playouts[-1][0]
     replay_to_win("RankAndFile-v0", guided.moves, seed=336)
@@ -515,6 +620,10 @@ def test_agent_guidance_returns_a_won_playout(monkeypatch, short_restarts):
     solve("rank_and_file", seed=336, agent_guidance=False, **limits)
     assert len(playouts) == n  # no playouts without guidance
     assert solve("rank_and_file", seed=336, **limits).moves == guided.moves  # on by default in the two-deck games
+    # Without a player the guidance is the solver's own (agent-ordered restarts, rollouts): no playouts.
+    n = len(playouts)
+    solve("rank_and_file", seed=336, agent_guidance=True, time_limit=None, max_nodes=20_000)
+    assert len(playouts) == n
 
 
 @pytest.mark.parametrize("state", [dead_end, split_position, lambda: rainbow_redeal(1), lambda: rainbow_redeal(0)])
@@ -531,33 +640,63 @@ def test_the_agents_move_order_gives_complete_searches_the_same_answers(state):
     assert len(answers) == 1
 
 
+@pytest.mark.parametrize("game", ["rank_and_file", "number_ten"])
+def test_the_solvers_agent_order_ranks_the_agents_rules_as_the_agent_does(game):
+    """One tier table (solver/guidance.py) for the agent and the solver: wherever the agent ranks one of
+    rules 2-8 above another, the solver's agent order scores it higher too (rules 9-13 and the safe
+    moves the solver handles its own way; Rainbow's waste rule, after the reserve, it does not follow)."""
+    from agents.heuristic import HeuristicAgent, Rules
+    from solitaire_env.solver.guidance import T_KING_INTO_EMPTY, T_SAFE_FOUNDATION, agent_move_score
+
+    v = get_variant(game)
+    rules, agent = Rules(v), HeuristicAgent(v)
+    obs, mask = np.zeros(v.obs_size, dtype=np.int16), np.zeros(v.n_actions, dtype=np.int8)
+    pairs = 0
+    for s in random_positions(game, n_games=6, max_moves=150):
+        core.observe(s, v.spec, obs)
+        core.legal_mask(s, v.spec, v.actions, mask)
+        table = rules.observe(obs)
+        rated = []
+        for a in np.flatnonzero(mask):
+            tier = agent._rule(table, int(a))[0]
+            if T_KING_INTO_EMPTY <= tier < T_SAFE_FOUNDATION:
+                rated.append((tier, int(agent_move_score(s, v.spec, v.actions, int(a)))))
+        for tier, score in rated:
+            for other_tier, other_score in rated:
+                if tier > other_tier:
+                    pairs += 1
+                    assert score > other_score, (tier, score, other_tier, other_score)
+    assert pairs > 100
+
+
 # --- stock dominance: a position is as good as the same one further on in the stock -------------------
 
 
 def test_stock_dominance_ranks_redeals_left_then_cards_dealt():
-    from solitaire_env.solver import _insert_dominant, _step_through_stock
+    from solitaire_env.solver.dominance import insert_dominant
+    from solitaire_env.solver.macros import step_through_stock
 
     v = get_variant("rainbow")
     deal_ = deal(v, 0)
 
     def dealt(steps: int) -> np.ndarray:
         s = deal_.copy()
-        _step_through_stock(s, v.spec, steps)
+        step_through_stock(s, v.spec, steps)
         return s
 
     n = int(deal_[v.spec[variant.O_NSTOCK]])
     early, late, redealt = dealt(5), dealt(9), dealt(n + 1 + 2)  # the last: after the redeal, 2 dealt again
     assert int(redealt[v.spec[variant.O_REDEALS]]) == 1
     table, best = np.zeros(1 << 10, dtype=np.uint64), np.zeros(1 << 10, dtype=np.int16)
-    assert _insert_dominant(table, best, late, v.spec) == 1  # new
-    assert _insert_dominant(table, best, early, v.spec) == 2  # better: fewer cards dealt
-    assert _insert_dominant(table, best, late, v.spec) == 0  # early can deal on to it
-    assert _insert_dominant(table, best, redealt, v.spec) == 0  # a redeal fewer: early covers it
-    assert _insert_dominant(table, best, deal_, v.spec) == 2  # nothing dealt at all: best so far
+    assert insert_dominant(table, best, late, v.spec) == 1  # new
+    assert insert_dominant(table, best, early, v.spec) == 2  # better: fewer cards dealt
+    assert insert_dominant(table, best, late, v.spec) == 0  # early can deal on to it
+    assert insert_dominant(table, best, redealt, v.spec) == 0  # a redeal fewer: early covers it
+    assert insert_dominant(table, best, deal_, v.spec) == 2  # nothing dealt at all: best so far
     played = early.copy()  # a different layout: the waste's top card gone
     played[v.spec[variant.O_NWASTE]] -= 1
     played[v.spec[variant.O_WASTE] + 4] = 0
-    assert _insert_dominant(table, best, played, v.spec) == 1
+    assert insert_dominant(table, best, played, v.spec) == 1
 
 
 @pytest.mark.parametrize("seed", [0, 4, 11, 240, 604, 736])
@@ -592,12 +731,11 @@ def test_a_rollout_wins_an_easy_deal_repeats_itself_and_reports_a_loss():
 def test_solve_returns_a_rollouts_win(monkeypatch, short_restarts):
     """With playouts that never win and restarts too short to, Rank and File deal 0 is won by a rollout
     (one after every restart here), and that is the solver's answer."""
-    from agents import heuristic
-    from solitaire_env import solver
+    from solitaire_env.solver import api
 
-    monkeypatch.setattr(solver, "ROLLOUT_UNITS", 1)
-    monkeypatch.setattr(heuristic, "playout", lambda *args, **kwargs: (None, 0, 0))
-    rollouts = _spy(monkeypatch, solver, "rollout")
-    result = solve("rank_and_file", seed=0, agent_guidance=True, time_limit=None, max_nodes=20_000)
+    monkeypatch.setattr(api, "ROLLOUT_UNITS", 1)
+    rollouts = _spy(monkeypatch, api, "rollout")
+    result = solve("rank_and_file", seed=0, agent_guidance=True, time_limit=None, max_nodes=20_000,
+                   playout=lambda *args, **kwargs: (None, 0, 0))
     assert result.result == "won" and rollouts and result.moves == rollouts[-1][0]
     replay_to_win("RankAndFile-v0", result.moves, seed=0)

@@ -1,0 +1,80 @@
+"""Positions that cover others: more redeals left, or the stock dealt less far (docs/design.md, "Solver
+proofs: stock dominance").
+
+:func:`insert_undominated` skips a position when the same one with more redeals left is stored (used
+with stock macros); :func:`insert_dominant` ranks positions that differ only in where the stock has got
+to (stock dominance), keeping the best rank stored for each layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solitaire_env.jit_cache import drop_stale_cache
+from solitaire_env.solver.hashing import PRIME, key_parts, mix, table_has, table_insert, with_redeals
+from solitaire_env.variant import O_NRES, O_NSTOCK, O_NWASTE, O_REDEALS, O_RESDOWN, O_STOCK, O_WASTE, SP_REDEALS
+
+_jit = njit(cache=True, nogil=True)
+
+
+@_jit
+def insert_undominated(table, s, sp) -> bool:
+    """Store the position and return True, unless it or the same position with more redeals left is stored.
+
+    More redeals left is never worse (a redeal is never forced), so a stored position with more of them
+    covers this one: whatever wins from here wins from there by the same moves.
+    """
+    total, h = key_parts(s, sp)
+    r = s[sp[O_REDEALS]]
+    for more in range(r + 1, sp[SP_REDEALS] + 1):
+        if table_has(table, with_redeals(total, h, more)):
+            return False
+    return table_insert(table, with_redeals(total, h, r)) == 1
+
+
+@_jit
+def layout_key(s, sp) -> np.uint64:
+    """The key of everything but where the stock has got to: the stock and waste as one sequence
+    (waste from its bottom, then the stock from its top), without the redeals left (never 0)."""
+    total, _ = key_parts(s, sp)
+    n, w = s[sp[O_NSTOCK]], s[sp[O_NWASTE]]
+    h = np.uint64(n + w + 1)
+    for k in range(w):
+        h = h * PRIME + np.uint64(s[sp[O_WASTE] + k] + 1)
+    for k in range(n - 1, -1, -1):
+        h = h * PRIME + np.uint64(s[sp[O_STOCK] + k] + 1)
+    h = h * PRIME + np.uint64(s[sp[O_NRES]] * 64 + s[sp[O_RESDOWN]] + 1)
+    key = mix(total ^ mix(h))
+    return key if key != 0 else np.uint64(1)
+
+
+@_jit
+def insert_dominant(table, best, s, sp) -> int:
+    """Stock dominance: 0 if a position at least as good is stored, else store this one (1: new, 2: better).
+
+    Positions that differ only in where the stock has got to are ranked: more redeals left is better,
+    and with as many, fewer cards dealt to the waste (the one can deal on to where the other is, or
+    redeal and deal to anywhere). ``best`` holds the best rank stored for each layout key.
+    """
+    rank = s[sp[O_REDEALS]] * 128 + 127 - s[sp[O_NWASTE]]
+    key = layout_key(s, sp)
+    mask = np.uint64(table.shape[0] - 1)
+    i = key & mask
+    while table[i] != 0:
+        if table[i] == key:
+            if best[i] >= rank:
+                return 0
+            best[i] = rank
+            return 2
+        i = (i + np.uint64(1)) & mask
+    table[i] = key
+    best[i] = rank
+    return 1
+
+
+# Compiled code here holds the hashing module's code and variant.py's constants: a cache built from
+# other sources is dropped.
+drop_stale_cache(__name__)
+
+__all__ = ["insert_dominant", "insert_undominated", "layout_key"]
