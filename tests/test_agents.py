@@ -65,6 +65,81 @@ def test_rules_model_gives_the_env_mask_and_moves(env_id):
     assert checked > 500
 
 
+def _seen_as(predicted: list[int], shown: list[int]) -> bool:
+    """Whether the engine's ``shown`` cards are what the model ``predicted``, an ``UNKNOWN`` card being
+    any card (one that turned face up: the model cannot know it)."""
+    return len(predicted) == len(shown) and all(p in (c, UNKNOWN) for p, c in zip(predicted, shown, strict=True))
+
+
+@pytest.mark.parametrize("game", ["rank_and_file", "number_ten", "rainbow"])
+def test_rules_model_equals_the_engine_on_every_legal_move_of_random_positions(game):
+    """The heuristic's own model of the rules (:class:`Rules`, kept beside the engine: docs/design.md,
+    "Rules kept twice, and checked"), on positions of seeded random play: its legal moves are the
+    engine's, with or without ``touching``; and for every legal move, what it predicts is the table the
+    engine then shows, a card turned face up (``UNKNOWN`` in the prediction) excepted."""
+    from solitaire_env.engine import core
+    from solitaire_env.engine.games import get_variant
+    from solitaire_env.engine.state import deal
+    from solitaire_env.engine.variant import TABLEAU_TO_EMPTY, TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU
+
+    v = get_variant(game)
+    rules = Rules(v)
+    rng = np.random.default_rng(0)
+    obs, mask = np.zeros(v.obs_size, dtype=np.int16), np.zeros(v.n_actions, dtype=np.int8)
+    moves = unknown = 0
+    for d in range(8):
+        s = deal(v, d)
+        for _ in range(150):
+            if core.legal_mask(s, v.spec, v.actions, mask) == 0:
+                break
+            legal = np.flatnonzero(mask).tolist()
+            core.observe(s, v.spec, obs)
+            table = rules.observe(obs)
+            assert rules.legal(table) == legal
+            for a in legal:
+                kind, src, dst, _ = (int(x) for x in v.actions[a])
+                if kind in (TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY, TABLEAU_TO_FOUNDATION):
+                    assert rules.moved_count(table, a) == int(core.resolve(s, v.spec, v.actions, a)[1])
+                after = s.copy()
+                core.apply_action(after, v.spec, v.actions, a)
+                core.observe(after, v.spec, obs)
+                shown, predicted = rules.observe(obs), rules.apply(table, a)
+                assert all(_seen_as(p, c) for p, c in zip(predicted.up, shown.up, strict=True)), (a, predicted.up)
+                assert _seen_as(predicted.waste, shown.waste) and _seen_as(predicted.res_up, shown.res_up)
+                assert (predicted.down, predicted.fh, predicted.fs, predicted.stock_n, predicted.redeals,
+                        predicted.res_down) == (shown.down, shown.fh, shown.fs, shown.stock_n, shown.redeals,
+                                                shown.res_down)
+                if predicted.stock is not None:
+                    assert predicted.stock == shown.stock
+                turned = UNKNOWN in [c for pile in predicted.up for c in pile] + predicted.waste + predicted.res_up
+                unknown += turned
+                # The moves after a rearrangement that involve the piles it touched (the agent's rule 9),
+                # where no card turned up (the model cannot know what such a card allows).
+                touching = (src, dst if kind == TABLEAU_TO_TABLEAU else table.lowest_empty())
+                if kind in (TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY) and not turned:
+                    core.legal_mask(after, v.spec, v.actions, mask)
+                    involved = [b for b in np.flatnonzero(mask).tolist() if _involves(v.actions[b], touching)]
+                    assert rules.legal(predicted, touching) == involved
+                moves += 1
+            core.legal_mask(s, v.spec, v.actions, mask)
+            core.apply_action(s, v.spec, v.actions, int(rng.choice(np.flatnonzero(mask))))
+    assert moves > 1000 and unknown > 100
+
+
+def _involves(action, piles: tuple[int, int]) -> bool:
+    """Whether an action is a waste or reserve move, or a tableau move from or to one of ``piles``."""
+    from solitaire_env.engine.variant import DRAW, REDEAL, TABLEAU_TO_EMPTY, TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU
+
+    kind, src, dst = int(action[0]), int(action[1]), int(action[2])
+    if kind in (DRAW, REDEAL):
+        return False
+    if kind in (TABLEAU_TO_FOUNDATION, TABLEAU_TO_EMPTY):
+        return src in piles
+    if kind == TABLEAU_TO_TABLEAU:
+        return src in piles or dst in piles
+    return True
+
+
 def _shuffle_hidden(state: dict, rng: random.Random) -> dict:
     """The same position with the cards the player cannot see dealt differently."""
     state = {**state, "tableau": [list(p) for p in state["tableau"]], "reserve": list(state.get("reserve") or [])}

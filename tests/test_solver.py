@@ -125,6 +125,20 @@ def split_count(game: Game, a: int) -> int | None:
     return count if 2 <= count < run else None
 
 
+def random_positions(game: str, n_games: int, max_moves: int, seed: int = 0):
+    """Positions reached by seeded random play from deals 0 .. n_games-1 (every position on the way)."""
+    v = get_variant(game)
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(v.n_actions, dtype=np.int8)
+    for d in range(n_games):
+        s = deal(v, d)
+        for _ in range(max_moves):
+            if core.legal_mask(s, v.spec, v.actions, mask) == 0:
+                break
+            yield s.copy()
+            core.apply_action(s, v.spec, v.actions, int(rng.choice(np.flatnonzero(mask))))
+
+
 # --- hand-built positions --------------------------------------------------------------------------
 
 FULL = (13, 13)
@@ -493,6 +507,56 @@ def test_stock_macros_find_wins_that_replay(game, seeds):
         replay_to_win(ENV_OF[game], result.moves, seed=seed)
 
 
+def engine_stock_plays(v, s: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
+    """(steps, action, position after) for every waste play the engine allows after stepping through the
+    stock ``steps`` times (drawing, and redealing once the stock is out), each card of the stock and waste
+    once, by the fewest steps: the stock's cards, then after one redeal the waste's, but its top card,
+    which is in play without a step."""
+    mask = np.zeros(v.n_actions, dtype=np.int8)
+    waste_kinds = (variant.WASTE_TO_FOUNDATION, variant.WASTE_TO_TABLEAU, variant.WASTE_TO_EMPTY)
+    n_stock, n_waste = int(s[v.spec[variant.O_NSTOCK]]), int(s[v.spec[variant.O_NWASTE]])
+    t, plays, steps = s.copy(), [], 0
+    while True:
+        core.legal_mask(t, v.spec, v.actions, mask)
+        step = [a for a in np.flatnonzero(mask) if v.actions[a, 0] in (DRAW, REDEAL)]
+        if not step or steps == n_stock + n_waste:  # the old waste's top card again: every card reached
+            return plays
+        core.apply_action(t, v.spec, v.actions, int(step[0]))
+        steps += 1
+        core.legal_mask(t, v.spec, v.actions, mask)
+        for a in np.flatnonzero(mask):
+            if v.actions[a, 0] in waste_kinds:
+                after = t.copy()
+                core.apply_action(after, v.spec, v.actions, int(a))
+                plays.append((steps, int(a), after))
+
+
+@pytest.mark.parametrize("game", ["rainbow", "rank_and_file", "number_ten"])
+def test_stock_macros_are_the_engines_stock_plays(game):
+    """The macros' own model of the stock, kept for speed (docs/design.md, "Rules kept twice, and
+    checked"): which card each step brings up, where it can go (bit sets of what the foundations and
+    pile tops take), and the stepping itself, against the engine's draws, redeals and legal moves on
+    positions of random play: the same plays, by the same steps, to the same positions."""
+    from solitaire_env.solver.macros import apply_move, stock_macros
+
+    v = get_variant(game)
+    size = v.n_actions + v.n_cards * (v.piles + 2)
+    out, scores = np.zeros(size, dtype=np.int32), np.zeros(size, dtype=np.int64)
+    checked = 0
+    for s in random_positions(game, n_games=5, max_moves=200):
+        k, n_legal = stock_macros(s, v.spec, v.actions, out, scores, 0, -10**6, 0)
+        assert k == n_legal
+        got = sorted((int(m) // v.n_actions, int(m) % v.n_actions) for m in out[:k])
+        expected = engine_stock_plays(v, s)
+        assert got == sorted((steps, a) for steps, a, _ in expected)
+        for steps, a, after in expected:
+            played = s.copy()
+            assert apply_move(played, v.spec, v.actions, a + v.n_actions * steps) == a
+            assert np.array_equal(played, after)
+        checked += len(expected)
+    assert checked > 200
+
+
 def test_a_stored_position_with_more_redeals_left_covers_the_same_position_with_fewer():
     from solitaire_env.solver.dominance import insert_undominated
 
@@ -575,20 +639,6 @@ def test_the_agents_move_order_gives_complete_searches_the_same_answers(state):
         if status == WON:
             replay_to_win(ENV_OF[v.name], solver.solution(), state=state())
     assert len(answers) == 1
-
-
-def random_positions(game: str, n_games: int, max_moves: int, seed: int = 0):
-    """Positions reached by seeded random play from deals 0 .. n_games-1 (every position on the way)."""
-    v = get_variant(game)
-    rng = np.random.default_rng(seed)
-    mask = np.zeros(v.n_actions, dtype=np.int8)
-    for d in range(n_games):
-        s = deal(v, d)
-        for _ in range(max_moves):
-            if core.legal_mask(s, v.spec, v.actions, mask) == 0:
-                break
-            yield s.copy()
-            core.apply_action(s, v.spec, v.actions, int(rng.choice(np.flatnonzero(mask))))
 
 
 @pytest.mark.parametrize("game", ["rank_and_file", "number_ten"])

@@ -104,7 +104,9 @@ def stock_macros(s, sp, actions, out, scores, k, min_score, jitter):
 @_jit
 def step_through_stock(s, sp, steps: int) -> None:
     """``steps`` draws, with a redeal where the stock runs out: what the same draw and redeal actions do,
-    without looking each one up (a macro can stand for dozens)."""
+    without looking each one up (a macro can stand for dozens). A second copy of those two rules, kept
+    for speed (through ``core.apply_action`` the Rainbow search took 15% longer) and checked against
+    the engine by the tests (docs/design.md, "Rules kept twice, and checked")."""
     o_stock, o_waste = sp[O_STOCK], sp[O_WASTE]
     for _ in range(steps):
         n, w = s[sp[O_NSTOCK]], s[sp[O_NWASTE]]
