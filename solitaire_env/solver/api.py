@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -149,7 +150,7 @@ class SolveOptions:
 
 
 def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray | None = None,
-          options: SolveOptions | None = None, **overrides) -> SolveResult:
+          options: SolveOptions | None = None, **overrides: Any) -> SolveResult:
     """Solve deal ``seed`` of ``game`` (or the position ``state_array``) with every card known.
 
     ``options`` (default ``SolveOptions()``) says how; ``overrides`` replace any of its fields, so

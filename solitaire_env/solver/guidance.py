@@ -58,6 +58,7 @@ PRODUCTIVE = T_WASTE_INTO_EMPTY  # the moves from this tier up make progress
 # search only moves scoring at least PROMISING (300) and must keep the draws, so drawing, a waste card
 # into an empty pile while the stock lasts, and redealing score just above that cut, and the
 # rearrangements as the solver's own order scores them (ordering.run_score, ordering.split_score).
+# Nor Rainbow's waste rule (T_WASTE_AFTER_RESERVE): guidance is for the two-deck games.
 SCALE = 10
 S_DRAW, S_WASTE_INTO_EMPTY_EARLY, S_REDEAL = 320, 315, 305
 # A face-down card turned up by a tableau move comes after one turned up by a foundation move (its
@@ -74,6 +75,7 @@ class Playout(Protocol):
     """
 
     def __call__(self, variant: Variant, start: np.ndarray, seed: int) -> tuple[list[int] | None, int, int]: ...
+
 
 @_jit
 def agent_move_score(s, sp, actions, a: int) -> int:

@@ -18,6 +18,7 @@ import statistics
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from solitaire_env.engine.games import get_variant
 from solitaire_env.solver import SolveOptions, solve
@@ -103,7 +104,7 @@ def _solve_one(task: tuple[str, int, SolveOptions]) -> DealResult:
 
 
 def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = None, jobs: int = 1,
-                progress: bool = False, csv_path: str | None = None, **overrides) -> list[DealResult]:
+                progress: bool = False, csv_path: str | None = None, **overrides: Any) -> list[DealResult]:
     """Solve every deal in ``seeds``; results in seed order. ``jobs`` worker processes (1: this process).
 
     Each deal is solved by :func:`~solitaire_env.solver.solve` with ``options`` (default
