@@ -20,6 +20,8 @@ repetition; each module's docstring says what it measures and how):
 6. ``first_use`` (:mod:`benchmarks.first_use`): import to first step in a fresh process, cold and warm
    numba cache. Full run only.
 7. ``solver`` (:mod:`benchmarks.solver`): positions per second of the solver on a fixed workload.
+8. ``options`` (:mod:`benchmarks.options`): what the env options (``no_revisit``, ...) cost, the batched
+   env at N = 1024 (quick: 64) and the single env, each against the default env.
 
 The table and the targets are in :mod:`benchmarks.report`; shared helpers in :mod:`benchmarks.common`.
 
@@ -52,6 +54,7 @@ from benchmarks.engine import bench_engine  # noqa: E402
 from benchmarks.first_use import bench_first_use, probe_first_use  # noqa: E402
 from benchmarks.memory import bench_memory, probe_rss  # noqa: E402
 from benchmarks.openspiel import bench_openspiel  # noqa: E402
+from benchmarks.options import bench_options  # noqa: E402
 from benchmarks.report import table, targets  # noqa: E402
 from benchmarks.single_env import bench_single_env  # noqa: E402
 from benchmarks.solver import bench_solver  # noqa: E402
@@ -108,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     results["memory"] = section(bench_memory, max(ns), not args.quick)
     results["solver"] = section(bench_solver, reps, 20_000 if args.quick else 1_000_000)
+    results["options"] = section(bench_options, 64 if args.quick else 1024, reps, duration)
     results["first_use"] = {"skipped": "quick mode"} if args.quick else bench_first_use(3)
     results["targets"] = targets(results)
     results["machine"]["load_average_at_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None

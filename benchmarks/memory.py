@@ -1,5 +1,6 @@
 """5. ``memory``: bytes per game in the batched env (the state array; every per-env array it holds;
-tracemalloc; and, in the full run, RSS growth in a fresh process creating N=4096).
+tracemalloc; and, in the full run, RSS growth in a fresh process creating N=4096); and the bound on
+what ``no_revisit`` adds (each env's table of positions, whose pages cost nothing until used).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def bench_memory(n: int, rss: bool) -> dict:
         "last step's returned obs/info copies and one numpy Generator per sub-env",
     }
     env.close()
+    history = gym.make_vec(ENV_ID, num_envs=n, no_revisit=True).unwrapped.history
+    out["no_revisit_history_bytes_per_game"] = history.nbytes / n
     # One numpy Generator per sub-env (the vector env keeps them for later deals): their share.
     from gymnasium.utils import seeding
 

@@ -32,6 +32,12 @@ def targets(results: dict) -> dict:
             "measured": best, "met": best >= 1_000_000,
             "step_only_measured": max(v["step_only_env_steps_per_s"]["median"] for v in big),
         }
+    options = results.get("options")
+    if options and options["num_envs"] >= 1024:
+        ratio = options["no_revisit_ratio_at_num_envs"]
+        out["no_revisit_vs_default_at_1024"] = {
+            "what": "batched env with no_revisit=True, env.step env-steps/s over the default env's (N = 1024)",
+            "target": ">= 0.7x", "measured": ratio, "met": ratio >= 0.7}
     state = results["memory"]["state_bytes_per_game"]
     out["state_bytes_per_game"] = {"what": "bytes of one game's state array", "target": "<= 1 KiB",
                                    "measured": state, "met": state <= 1024}
@@ -124,6 +130,9 @@ def table(results: dict) -> str:
     rows.append((f"5. memory per game, batched env (N={mem['num_envs']})", "", ""))
     add("  state array", mem["state_bytes_per_game"], f"bytes ({mem['state_dtype']} {mem['state_shape'][1]})")
     add("  all per-env arrays", mem["per_env_arrays_bytes_per_game"], "bytes")
+    if "no_revisit_history_bytes_per_game" in mem:
+        add("  with no_revisit: the history table, at most", mem["no_revisit_history_bytes_per_game"],
+            "bytes (allocated zeroed: pages cost when used)")
     add("  tracemalloc (make_vec + reset + step)", mem["tracemalloc_bytes_per_game"], "bytes")
     add("    of which one numpy Generator per env", mem["numpy_generator_bytes_per_game"], "bytes")
     if "rss_growth_bytes_per_game" in mem["rss"]:
@@ -145,6 +154,13 @@ def table(results: dict) -> str:
         for game in ("rank_and_file", "rainbow"):
             add(f"  {game} (deals {', '.join(map(str, so[game]['seeds']))})", med(so[game]["nodes_per_s"]),
                 "positions/s")
+    op = results.get("options")
+    if op:
+        rows.append((f"8. env options against the default env (env.step alone; games differ){busy(op)}", "", ""))
+        for kind, label in (("vector_env", f"batched N={op['num_envs']}"), ("single_env", "single env")):
+            for name, r in op[kind].items():
+                add(f"  {label}, {name}", med(r["steps_per_s"]),
+                    f"steps/s ({med(r['ratio_to_default']):.2f}x the default's)")
     t = results["targets"]
     if t:
         rows.append(("targets (measured, not asserted)", "", ""))

@@ -31,7 +31,7 @@ def results(tmp_path_factory):
 
 def test_sections_present(results):
     for section in ("machine", "settings", "engine", "single_env", "vector_env", "openspiel", "memory",
-                    "first_use", "targets"):
+                    "first_use", "options", "targets"):
         assert section in results, section
     assert results["settings"]["quick"] is True
     assert results["first_use"] == {"skipped": "quick mode"}
@@ -59,6 +59,15 @@ def test_env_figures(results):
         _positive(r, "env_steps_per_s", "step_only_env_steps_per_s", "action_select_ns_per_env_step",
                   "kernel_only_env_steps_per_s")
         assert r["illegal_actions_picked"] >= 0 and r["autoreset_us_per_sub_env"]["median"] >= 0
+
+
+def test_options_figures(results):
+    op = results["options"]
+    assert op["num_envs"] == 64
+    for kind in ("vector_env", "single_env"):
+        assert {"no_revisit", "track_revisits"} <= set(op[kind])
+        for r in op[kind].values():
+            _positive(r, "steps_per_s", "default_steps_per_s", "ratio_to_default")
 
 
 def test_openspiel_section(results):

@@ -170,3 +170,27 @@ def test_a_damaged_checkpoint_through_the_python_api(checkpoint, tmp_path):
     with pytest.raises(ValueError, match="the file is damaged or not an SB3 save") as exc:
         make_agent(str(_damaged(checkpoint, tmp_path, "garbage-tensors")), "Rainbow-v0")
     assert "weights_only" not in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_evaluate_takes_env_arguments_and_keeps_them(tmp_path, capsys):
+    out = tmp_path / "ev.json"
+    argv = ["evaluate", "--env", "NumberTen-v0", "--agent", "random", "--episodes", "2", "--no-progress",
+            "--env-kwargs", '{"no_revisit": true, "max_episode_steps": 300}', "--json", str(out)]
+    assert main(argv) == 0
+    assert '"no_revisit": true' in capsys.readouterr().out
+    import json
+
+    result = json.loads(out.read_text())
+    assert result["env_kwargs"] == {"no_revisit": True, "max_episode_steps": 300}
+    assert result["max_episode_steps"] == 300
+    assert all(r["length"] <= 300 for r in result["records"])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ("[1]", "must be a JSON object"), ("{no", "not JSON"), ('{"no_revisit": 3}', "no_revisit must be True or False"),
+    ('{"bogus": 1}', "unexpected keyword argument 'bogus'"), ('{"deals": "test"}', "cannot set 'deals'"),
+])
+def test_bad_env_arguments_are_one_clear_line(kwargs, message, capsys):
+    err = _one_line_error(["evaluate", "--env", "Rainbow-v0", "--agent", "random", "--episodes", "1",
+                           "--env-kwargs", kwargs], capsys)
+    assert message in err

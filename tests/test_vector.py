@@ -55,6 +55,48 @@ def test_batched_env_equals_sync_vector_env(env_id, obs_mode):
     assert ends > 0 and resets > 0
 
 
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_batched_env_equals_sync_vector_env_with_no_revisit(env_id):
+    """As above with the no-revisit mask, also playing moves the rules allow but the mask forbids."""
+    from solitaire_env.engine import core
+
+    n, max_steps = 4, 120
+    kwargs = dict(no_revisit=True, illegal_penalty=0.05)
+    batched = gym.make_vec(env_id, num_envs=n, max_episode_steps=max_steps, **kwargs)
+    sync = gym.make_vec(env_id, num_envs=n, vectorization_mode="sync", max_episode_steps=max_steps, **kwargs)
+    obs_b, info_b = batched.reset(seed=300)
+    obs_s, info_s = sync.reset(seed=300)
+    v = batched.unwrapped.variant
+    rng = np.random.default_rng(5)
+    forbidden = ends = 0
+    for _ in range(500):
+        _assert_same(obs_b, obs_s)
+        for key in ("action_mask", "foundation_cards", "revisit", "stuck"):
+            np.testing.assert_array_equal(info_b[key], info_s[key], err_msg=key)
+        actions = []
+        for i, m in enumerate(info_b["action_mask"]):
+            rules = np.zeros(v.n_actions, dtype=np.int8)
+            core.legal_mask(batched.unwrapped.states[i], v.spec, v.actions, rules)
+            masked_out = np.flatnonzero(rules & (m == 0))
+            if masked_out.size and rng.random() < 0.3:
+                actions.append(rng.choice(masked_out))  # legal by the rules, masked as a revisit
+                forbidden += 1
+            elif m.any() and rng.random() > 0.05:
+                actions.append(rng.choice(np.flatnonzero(m)))
+            else:
+                actions.append(rng.integers(len(m)))
+        actions = np.array(actions)
+        obs_b, r_b, term_b, trunc_b, info_b = batched.step(actions)
+        obs_s, r_s, term_s, trunc_s, info_s = sync.step(actions)
+        np.testing.assert_array_equal(r_b, r_s)
+        np.testing.assert_array_equal(term_b, term_s)
+        np.testing.assert_array_equal(trunc_b, trunc_s)
+        ends += int((term_b | trunc_b).sum())
+    assert ends > 0
+    if env_id != "Rainbow-v0":  # (Rainbow's moves never lead back)
+        assert forbidden > 0
+
+
 def _assert_same(a, b):
     if isinstance(a, dict):
         assert set(a) == set(b)

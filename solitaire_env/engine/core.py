@@ -183,6 +183,16 @@ def reserve_top(s, sp) -> int:
 
 
 @_jit
+def fitting_count(s, sp, src: int, dst: int) -> int:
+    """The cards a legal move from tableau pile ``src`` onto the face-up top of pile ``dst`` takes: the
+    whole pile where only whole piles move, else the part of the run ending one rank below that top."""
+    n = s[sp[O_LEN] + src]
+    if sp[SP_WHOLE] != 0:
+        return np.int64(n)
+    return np.int64(np.uint32(top_card(s, sp, dst)) % _13) - np.int64(np.uint32(pile_card(s, sp, src, n - 1)) % _13)
+
+
+@_jit
 def resolve(s, sp, actions, a: int):
     """What action ``a`` does here: ``(target index, count)``, count 0 when it is not legal.
 
@@ -222,14 +232,11 @@ def resolve(s, sp, actions, a: int):
             onto = top_card(s, sp, dst)
             if onto < 0:
                 return -1, 0
-            if sp[SP_WHOLE] != 0:
-                if run != n:
-                    return -1, 0
-                n_moved = n
-            else:
-                n_moved = onto % 13 - pile_card(s, sp, src, n - 1) % 13
-                if n_moved < 1 or n_moved > run:
-                    return -1, 0
+            if sp[SP_WHOLE] != 0 and run != n:
+                return -1, 0
+            n_moved = fitting_count(s, sp, src, dst)
+            if n_moved < 1 or n_moved > run:
+                return -1, 0
             card = pile_card(s, sp, src, n - n_moved)
             return (dst, n_moved) if builds_on(card, onto, wrap) else (-1, 0)
     if card < 0:
@@ -646,6 +653,7 @@ drop_stale_cache(__name__)
 __all__ = [
     "apply_action",
     "builds_on",
+    "fitting_count",
     "foundation_cards",
     "hidden_cards",
     "legal_mask",

@@ -15,6 +15,7 @@ from gymnasium import spaces
 from solitaire_env.engine import core
 from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
 from solitaire_env.engine.game import Game
+from solitaire_env.engine.history import History
 from solitaire_env.engine.moves import Move
 from solitaire_env.engine.variant import Variant, observation_fields
 from solitaire_env.envs.reward import Reward
@@ -96,8 +97,12 @@ def check_action(action: Any, n: int) -> int:
 
 
 def set_env_options(env: Any, render_mode: str | None, obs_mode: str, illegal_action: str, illegal_penalty: float,
-                    win_bonus: float, step_penalty: float, reveal_bonus: float, ansi_color: bool) -> None:
+                    win_bonus: float, step_penalty: float, reveal_bonus: float, ansi_color: bool,
+                    track_revisits: bool = False, no_revisit: bool = False) -> None:
     """Check the arguments the single and the vector env share, and set them on ``env``."""
+    for name, value in (("track_revisits", track_revisits), ("no_revisit", no_revisit)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
     modes = env.metadata["render_modes"]
     if render_mode is not None and render_mode not in modes:
         raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
@@ -108,6 +113,8 @@ def set_env_options(env: Any, render_mode: str | None, obs_mode: str, illegal_ac
     env._encoder = ObservationEncoder(env.variant, obs_mode)  # checks obs_mode
     env.render_mode, env.obs_mode, env.illegal_action = render_mode, obs_mode, illegal_action
     env.ansi_color = bool(ansi_color)
+    env.no_revisit = bool(no_revisit)
+    env.track_revisits = bool(track_revisits or no_revisit)  # the mask needs the positions seen
 
 
 class SolitaireEnv(gym.Env):
@@ -127,10 +134,13 @@ class SolitaireEnv(gym.Env):
         reveal_bonus: float = 0.0,
         ansi_color: bool = False,
         deals: Any = None,
+        track_revisits: bool = False,
+        no_revisit: bool = False,
     ) -> None:
         set_env_options(self, render_mode=render_mode, obs_mode=obs_mode, illegal_action=illegal_action,
                         illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
-                        reveal_bonus=reveal_bonus, ansi_color=ansi_color)
+                        reveal_bonus=reveal_bonus, ansi_color=ansi_color, track_revisits=track_revisits,
+                        no_revisit=no_revisit)
         self.deals: DealSet | None = deal_set(deals)
         self._deal_position: int | None = None  # in an ordered deal set: the deal played last
         v = self.variant
@@ -141,6 +151,9 @@ class SolitaireEnv(gym.Env):
         self._codes = np.zeros(v.obs_size, dtype=OBS_DTYPE)
         self._mask = np.zeros(v.n_actions, dtype=np.int8)
         self._n_legal = 0
+        self._n_rules = 0  # legal moves by the rules alone (the mask may hold fewer with no_revisit)
+        self._revisit = False
+        self._history = History(v, 1) if self.track_revisits else None
         self._to_win = v.n_cards
 
     # --- Gymnasium API ------------------------------------------------------------------------
@@ -169,7 +182,11 @@ class SolitaireEnv(gym.Env):
             gained, revealed, self._n_legal = core._step_one(
                 game.state, v.spec, v.actions, a, self._mask, self._codes
             )
+            self._n_rules = self._n_legal
             info["move"] = move
+        if self._history is not None:
+            # After an illegal action too: the position is unchanged, but it counts as seen again.
+            self._record(clear=False)
         won = game.foundation_cards == v.n_cards
         reward = self.reward_fn(gained, self._to_win, revealed, illegal, won)
         terminated = won or self._n_legal == 0
@@ -234,8 +251,10 @@ class SolitaireEnv(gym.Env):
 
     def _start(self) -> tuple[Any, dict]:
         v, s = self.variant, self.game.state
-        self._n_legal = core.legal_mask(s, v.spec, v.actions, self._mask)
+        self._n_legal = self._n_rules = core.legal_mask(s, v.spec, v.actions, self._mask)
         core.observe(s, v.spec, self._codes)
+        if self._history is not None:
+            self._record(clear=True)
         self._to_win = max(v.n_cards - self.game.foundation_cards, 1)
         info = self._info()
         info["deal_seed"] = self.deal_seed
@@ -261,7 +280,17 @@ class SolitaireEnv(gym.Env):
     def _observation(self) -> Any:
         return self._encoder(self._codes.copy(), self._mask)
 
+    def _record(self, clear: bool) -> None:
+        """Record the position in the episode's history; with ``no_revisit`` also mask moves back."""
+        self._revisit, self._n_legal = self._history.record(0, self.game.state, self._codes, self._mask,
+                                                            self._n_legal, clear, self.no_revisit)
+
     def _info(self) -> dict:
         n = self.game.foundation_cards
-        return {"action_mask": self._mask.copy(), "foundation_cards": n, "is_won": n == self.variant.n_cards}
+        info = {"action_mask": self._mask.copy(), "foundation_cards": n, "is_won": n == self.variant.n_cards}
+        if self.track_revisits:
+            info["revisit"] = self._revisit
+        if self.no_revisit:
+            info["stuck"] = self._n_legal == 0 < self._n_rules
+        return info
 

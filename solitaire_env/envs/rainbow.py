@@ -54,7 +54,9 @@ class RainbowEnv(SolitaireEnv):
     As in :class:`~solitaire_env.envs.rank_and_file.RankAndFileEnv`; the cards to win are the 51
     not dealt to the foundation (the return of a won episode is 1.0); ``terminated`` when all 52
     cards are on the foundations or no legal move (redeals included) is left; registered
-    ``max_episode_steps`` 1000.
+    ``max_episode_steps`` 1000. ``track_revisits`` and ``no_revisit`` work as there, but in Rainbow no
+    legal move leads back to a seen position (a move between piles leaves one pile fewer for good), so
+    the no-revisit mask never removes a move and only an illegal action is a revisit.
     """
 
     variant = RAINBOW

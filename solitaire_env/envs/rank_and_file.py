@@ -56,8 +56,32 @@ class RankAndFileEnv(SolitaireEnv):
 
     ## Episode end
 
-    ``terminated``: all 104 cards on the foundations, or no legal move left. ``truncated``: after
-    ``max_episode_steps`` (registered default 2000; random play can loop forever).
+    ``terminated``: all 104 cards on the foundations, or no legal move left (with ``no_revisit``: no
+    move left that the mask allows, ``info["stuck"]``). ``truncated``: after ``max_episode_steps``
+    (registered default 2000; random play can loop forever, unless ``no_revisit``).
+
+    ## Positions seen (``track_revisits``, ``no_revisit``)
+
+    ``track_revisits=True`` keeps the positions of the episode: ``info["revisit"]`` is true when the
+    position after the step had been seen before in this episode (after an illegal action too, which
+    changes nothing). ``no_revisit=True`` does the same and also removes from the mask every move
+    whose resulting position was already seen; ``terminated`` is then also true when no other move is
+    left, with ``info["stuck"] = True``, so an episode ends without a time limit.
+
+    Positions are the same when they differ only by which of the piles without face-down cards holds
+    which cards, or which foundation slot holds which; a pile with face-down cards keeps its number.
+    The key is a hash of the observation, so hidden cards never change the mask.
+
+    This never removes a win. Within one episode, a position seen twice is the same true position both
+    times: face-down cards only leave a pile by turning up and the unseen stock is dealt in a fixed
+    order, so the same face-down counts and stock size hide the same cards. A line of play that passes
+    a position twice can therefore be cut at the repeat, skipping the loop between, and still wins; so
+    every deal that can be won has a winning line without repeats, which the mask never blocks. And the
+    player knows exactly as much at both visits: every card seen is still in view, and the unseen ones
+    are the same. (The guarantee is for the episode from its start: after leaving a position, a way
+    back through it is closed.) Each env keeps at most 3,072 positions of one stretch of play without
+    progress (``solitaire_env.engine.history``, 32 KiB an env); beyond that it records no more until a card
+    moves for good, and the time limit ends the episode.
 
     ## Arguments
 
@@ -72,6 +96,8 @@ class RankAndFileEnv(SolitaireEnv):
     | reveal_bonus     | 0.0          | added per face-down card turned up                        |
     | ansi_color       | False        | ANSI colours in the ``"ansi"`` rendering                  |
     | deals            | None         | which deals resets play (below)                           |
+    | track_revisits   | False        | keep the episode's positions: ``info["revisit"]`` (above) |
+    | no_revisit       | False        | also mask moves back to a seen position: ``info["stuck"]`` |
 
     ## Deals and starting positions
 
@@ -87,7 +113,7 @@ class RankAndFileEnv(SolitaireEnv):
     ## Version history
 
     - v0: the first version. Added since without changing any default (same deals, observations
-      and rewards): the ``deals`` argument.
+      and rewards): the ``deals``, ``track_revisits`` and ``no_revisit`` arguments.
     """
 
     variant = RANK_AND_FILE

@@ -57,6 +57,10 @@ class SB3VecEnv(VecEnv):
             {"foundation_cards": int(info["foundation_cards"][i]), "is_won": bool(info["is_won"][i])}
             for i in range(self.num_envs)
         ]
+        for key in ("revisit", "stuck"):  # with track_revisits / no_revisit
+            if key in info:
+                for i in range(self.num_envs):
+                    infos[i][key] = bool(info[key][i])
         if dones.any():
             done_idx = np.flatnonzero(dones)
             for i in done_idx:

@@ -18,7 +18,9 @@ like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
   the N sub-envs play each deal once; a sampled set (``"train"``) is drawn from by each sub-env's
   own generator.
 * ``info["action_mask"]`` is ``(N, n)`` ``int8``; ``info`` also holds ``foundation_cards``,
-  ``is_won`` and ``illegal_action`` arrays.
+  ``is_won`` and ``illegal_action`` arrays, and with ``track_revisits`` / ``no_revisit`` (see the
+  single env) ``revisit`` / ``stuck``; each sub-env keeps its episode's positions in
+  :class:`solitaire_env.engine.history.History`, recorded in the same compiled pass as the step.
 * ``action_space`` is a ``MultiDiscrete`` whose ``sample(mask=info["action_mask"])`` takes the
   ``(N, n)`` mask as it comes (Gymnasium's own ``MultiDiscrete`` wants a tuple of rows).
 """
@@ -33,9 +35,10 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from solitaire_env.engine import core
+from solitaire_env.engine import core, history
 from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
 from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
+from solitaire_env.engine.history import History
 from solitaire_env.engine.state import check_seed, deal, from_json
 from solitaire_env.engine.variant import Variant
 from solitaire_env.envs.base import OBS_DTYPE, RESET_OPTIONS, check_action, observation_space, set_env_options
@@ -80,12 +83,15 @@ class SolitaireVectorEnv(VectorEnv):
         reveal_bonus: float = 0.0,
         ansi_color: bool = False,
         deals: Any = None,
+        track_revisits: bool = False,
+        no_revisit: bool = False,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         set_env_options(self, render_mode=render_mode, obs_mode=obs_mode, illegal_action=illegal_action,
                         illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
-                        reveal_bonus=reveal_bonus, ansi_color=ansi_color)
+                        reveal_bonus=reveal_bonus, ansi_color=ansi_color, track_revisits=track_revisits,
+                        no_revisit=no_revisit)
         v = self.variant
         n = self.num_envs = int(num_envs)
         self.max_episode_steps = check_max_episode_steps(max_episode_steps) or v.max_episode_steps
@@ -106,6 +112,10 @@ class SolitaireVectorEnv(VectorEnv):
         self.steps = np.zeros(n, dtype=np.int64)
         self.prev_done = np.zeros(n, dtype=bool)
         self.deal_seeds = np.zeros(n, dtype=np.int64)
+        # The positions each episode has seen (track_revisits / no_revisit): see solitaire_env.engine.history.
+        self.history = History(v, n) if self.track_revisits else None
+        self.revisit = np.zeros(n, dtype=bool)
+        self.n_rules = np.zeros(n, dtype=np.int64)  # legal moves by the rules alone
         self._positions: list[int | None] = [None] * n  # in an ordered deal set: each sub-env's last deal
         self._row_starts = np.arange(n, dtype=np.int64) * v.n_actions  # sub-env i's mask in masks.reshape(-1)
         self._rngs: list[np.random.Generator] | None = None
@@ -129,8 +139,13 @@ class SolitaireVectorEnv(VectorEnv):
         self.steps[which] = 0
         self.prev_done = self.prev_done & ~which if self._ready else np.zeros(n, dtype=bool)
         self.codes, self.masks = np.empty_like(self.codes), np.empty_like(self.masks)  # the last step's: the caller's
-        core.observe_batch(self.states, self.variant.spec, self.variant.actions, self.masks, self.codes,
-                           self.found, self.n_legal)
+        if self.history is None:
+            core.observe_batch(self.states, self.variant.spec, self.variant.actions, self.masks, self.codes,
+                               self.found, self.n_legal)
+        else:  # a step without moves: masks and observations, and the reset sub-envs' histories start anew
+            kept = self.revisit.copy()
+            self._step_history(np.full(n, -1, dtype=np.int64), which)
+            self.revisit[~which] = kept[~which]
         self.to_win[which] = np.maximum(self.variant.n_cards - self.found[which], 1)
         self._ready = True
         info = self._info(np.zeros(n, dtype=bool))
@@ -174,8 +189,12 @@ class SolitaireVectorEnv(VectorEnv):
         # Fresh arrays each step, every row written by the kernel: the caller owns what we return.
         self.codes = np.empty_like(self.codes)
         self.masks = np.empty_like(self.masks)
-        core.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes,
-                        self.gained, self.revealed, self.n_legal, self.found)
+        if self.history is None:
+            core.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes,
+                            self.gained, self.revealed, self.n_legal, self.found)
+        else:
+            acts[illegal] = -1  # a move the no-revisit mask forbids is legal to the core: not played
+            self._step_history(acts, resetting)
         if any_reset:
             self.to_win[resetting] = np.maximum(v.n_cards - self.found[resetting], 1)
         won = self.found == v.n_cards
@@ -192,6 +211,7 @@ class SolitaireVectorEnv(VectorEnv):
         self.prev_done = terminated | truncated
         info = {"action_mask": self.masks, "foundation_cards": self.found.copy(), "is_won": won,
                 "illegal_action": illegal}
+        self._history_info(info)
         return self._encoder(self.codes, self.masks), rewards, terminated, truncated, info
 
     def render(self) -> tuple | None:
@@ -217,10 +237,14 @@ class SolitaireVectorEnv(VectorEnv):
         self.codes, self.masks = self.codes.copy(), self.masks.copy()  # the last step's belong to the caller now
         for i in indices:
             self._deal(int(i), None)
-            self.n_legal[i] = core.legal_mask(self.states[i], v.spec, v.actions, self.masks[i])
+            self.n_legal[i] = self.n_rules[i] = core.legal_mask(self.states[i], v.spec, v.actions, self.masks[i])
             core.observe(self.states[i], v.spec, self.codes[i])
             self.found[i] = core.foundation_cards(self.states[i], v.spec)
             self.to_win[i] = max(v.n_cards - self.found[i], 1)
+            if self.history is not None:
+                self.revisit[i], self.n_legal[i] = self.history.record(int(i), self.states[i], self.codes[i],
+                                                                       self.masks[i], int(self.n_legal[i]), True,
+                                                                       self.no_revisit)
         self.steps[indices] = 0
         self.prev_done[indices] = False
         return self._encoder(self.codes.copy(), self.masks)
@@ -299,13 +323,28 @@ class SolitaireVectorEnv(VectorEnv):
                                  f"{self.variant.title}")
         return states, which
 
+    def _step_history(self, acts: np.ndarray, clear: np.ndarray) -> None:
+        """The compiled step with each sub-env's history (``clear``: its episode starts here)."""
+        v, h = self.variant, self.history
+        history.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained, self.revealed,
+                           self.n_legal, self.found, clear, h.small, h.keys, h.meta, h.filt, self.revisit,
+                           self.n_rules, self.no_revisit)
+
+    def _history_info(self, info: dict) -> None:
+        if self.track_revisits:
+            info["revisit"] = self.revisit.copy()
+        if self.no_revisit:
+            info["stuck"] = (self.n_legal == 0) & (self.n_rules > 0)
+
     def _info(self, illegal: np.ndarray) -> dict:
-        return {
+        info = {
             "action_mask": self.masks.copy(),
             "foundation_cards": self.found.copy(),
             "is_won": self.found == self.variant.n_cards,
             "illegal_action": illegal,
         }
+        self._history_info(info)
+        return info
 
 
 class RankAndFileVectorEnv(SolitaireVectorEnv):

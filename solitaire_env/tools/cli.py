@@ -1,7 +1,7 @@
 """The ``solitaire-env`` command: ``evaluate``, ``train``, ``plot``, ``play``, ``replay``, ``solve`` and ``solvitaire``.
 
 ``solitaire-env evaluate --env ID --agent AGENT [--agent ...] --episodes N --seed S
-[--csv FILE] [--json FILE] [--no-progress]`` plays each agent over the same deals (see
+[--env-kwargs JSON] [--csv FILE] [--json FILE] [--no-progress]`` plays each agent over the same deals (see
 :mod:`solitaire_env.tools.evaluation`) and prints a table of the results. Bad input (an unknown env id or
 agent, a missing checkpoint, a non-positive number of episodes) prints a one-line error and exits
 with status 2.
@@ -59,6 +59,18 @@ def _seed_range(text: str) -> str:
     return text
 
 
+def _json_object(text: str) -> dict:
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"not JSON ({e.msg}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object like '{{\"no_revisit\": true}}', got {text!r}")
+    return value
+
+
 def _version() -> str:
     """The installed distribution's version; the package's own when it runs from a source tree."""
     from importlib.metadata import PackageNotFoundError, version
@@ -94,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "reports; validation: 10000-19999, for choosing checkpoints; train: 20000 and up)")
     ev.add_argument("--seed", type=_non_negative_int, metavar="S",
                     help="first deal, inside the split (default: the split's first deal, e.g. 0 for test)")
+    ev.add_argument("--env-kwargs", type=_json_object, default={}, metavar="JSON",
+                    help='env arguments as a JSON object, e.g. \'{"no_revisit": true}\'')
     ev.add_argument("--csv", metavar="FILE", help="write one row per episode to FILE")
     ev.add_argument("--json", metavar="FILE", help="write the summaries and every episode to FILE")
     ev.add_argument("--record", metavar="DIR", help="write every episode to DIR as a replayable recording")
@@ -221,8 +235,13 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             os.makedirs(args.record, exist_ok=True)
         except OSError as e:
             parser.error(f"cannot create {args.record}: {e.strerror or e}")
-    result = evaluate(args.env, agents, args.episodes, args.seed, progress=not args.no_progress,
-                      record_dir=args.record)
+    try:
+        result = evaluate(args.env, agents, args.episodes, args.seed, progress=not args.no_progress,
+                          record_dir=args.record, env_kwargs=args.env_kwargs)
+    except ValueError as e:
+        if "env_kwargs" not in str(e) and not args.env_kwargs:
+            raise
+        parser.error(str(e))
     print(result.table())
     for path, write in ((args.csv, result.write_csv), (args.json, result.write_json)):
         if path:

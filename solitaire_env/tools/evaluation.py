@@ -18,7 +18,7 @@ import csv
 import json
 import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -113,6 +113,7 @@ class EvaluationResult:
     max_episode_steps: int | None
     records: list[EpisodeRecord]
     summaries: dict[str, AgentSummary]
+    env_kwargs: dict = field(default_factory=dict)
 
     def table(self) -> str:
         """The summaries as a Markdown table, with a heading line naming the game and the deals."""
@@ -135,7 +136,8 @@ class EvaluationResult:
             return "| " + " | ".join(padded) + " |"
 
         rule = "|" + "|".join("-" * (w + 1) + ":" if r else "-" * (w + 2) for w, r in zip(widths, right, strict=True))
-        return "\n".join([f"{title} ({self.env_id}), {self.episodes} deals ({deals}), {limit}", "",
+        options = f", {json.dumps(self.env_kwargs, sort_keys=True)}" if self.env_kwargs else ""
+        return "\n".join([f"{title} ({self.env_id}{options}), {self.episodes} deals ({deals}), {limit}", "",
                           line(rows[0]), rule + "|", *(line(r) for r in rows[1:])])
 
     def to_dict(self) -> dict[str, Any]:
@@ -146,6 +148,7 @@ class EvaluationResult:
             "deal_seeds": [self.seed, self.seed + self.episodes - 1],
             "split": split_of(self.seed, self.seed + self.episodes - 1),
             "max_episode_steps": self.max_episode_steps,
+            "env_kwargs": self.env_kwargs,
             "summaries": {name: {**asdict(s), "win_rate_ci95": list(s.win_rate_ci95)}
                           for name, s in self.summaries.items()},
             "records": [r.row() for r in self.records],
@@ -166,10 +169,13 @@ class EvaluationResult:
 
 
 def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0, progress: bool = False,
-             max_episode_steps: int | None = None, record_dir: str | os.PathLike | None = None) -> EvaluationResult:
+             max_episode_steps: int | None = None, record_dir: str | os.PathLike | None = None,
+             env_kwargs: dict | None = None) -> EvaluationResult:
     """Play each agent on deals ``seed .. seed + episodes - 1`` of ``env_id`` and summarise.
 
-    ``max_episode_steps``: ``None`` keeps the env's registered time limit. ``record_dir``: write each
+    ``max_episode_steps``: ``None`` keeps the env's registered time limit. ``env_kwargs``: arguments
+    for the env (e.g. ``{"no_revisit": True}``; not ``deals``: the deals are the ones above), kept in
+    the result. ``record_dir``: write each
     episode there as a recording (``docs/recordings.md``), named ``AGENT-deal-SEED.json``. ``progress`` shows a tqdm
     bar per agent on stderr. Raises ``ValueError`` on bad arguments, ``RuntimeError`` if an agent
     plays an illegal action.
@@ -185,8 +191,14 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
         raise ValueError(f"episodes must be positive, got {episodes}")
     if seed < 0:
         raise ValueError(f"seed must be non-negative, got {seed}")
+    env_kwargs = dict(env_kwargs or {})
+    if "deals" in env_kwargs:
+        raise ValueError("env_kwargs cannot set 'deals': evaluate plays deals seed .. seed + episodes - 1")
     kwargs = {} if max_episode_steps is None else {"max_episode_steps": max_episode_steps}
-    env = gym.make(env_id, **kwargs)
+    try:
+        env = gym.make(env_id, **kwargs, **env_kwargs)
+    except TypeError as e:  # an argument the env does not take
+        raise ValueError(f"env_kwargs: {e}") from None
     limit = env.spec.max_episode_steps if env.spec is not None else None
     records: list[EpisodeRecord] = []
     try:
@@ -195,7 +207,7 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     finally:
         env.close()
     summaries = {name: AgentSummary.of(name, [r for r in records if r.agent == name]) for name in agents}
-    return EvaluationResult(env_id, int(episodes), int(seed), limit, records, summaries)
+    return EvaluationResult(env_id, int(episodes), int(seed), limit, records, summaries, env_kwargs)
 
 
 def _play(env: gym.Env, name: str, agent: Agent, episodes: int, seed: int, progress: bool,

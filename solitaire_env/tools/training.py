@@ -125,7 +125,7 @@ _PRETRAIN_TYPES: dict[str, tuple[type, ...]] = {
 }
 PRETRAIN_AGENTS = ("heuristic",)
 _ENV_KWARGS = {"obs_mode", "illegal_action", "illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus",
-               "max_episode_steps"}
+               "max_episode_steps", "track_revisits", "no_revisit"}
 _POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim"}
 POLICIES = ("CardCodesPolicy", "MlpPolicy", "MultiInputPolicy")
 # The observation modes each policy reads (SB3's MlpPolicy one-hots a MultiDiscrete itself).

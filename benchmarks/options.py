@@ -1,0 +1,92 @@
+"""8. ``options``: what the env options cost, the batched env at one N and the single env, each against
+the default env.
+
+Every option's env and a default env play the same way (uniform legal picks, as in section 3, the
+pick's time not counted) in alternating slices of each repetition, so a change in the machine's load
+hits both alike; the figure is the median over repetitions of each repetition's ratio. The options
+change the games played too: with ``no_revisit`` random play avoids going back and forth, reaches
+later and costlier positions, and ends stuck instead of at the time limit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from benchmarks.common import ENV_ID, median, summary
+
+OPTIONS: dict[str, dict[str, Any]] = {
+    "track_revisits": {"track_revisits": True},
+    "no_revisit": {"no_revisit": True},
+}
+
+
+def bench_options(num_envs: int, reps: int, duration: float) -> dict:
+    import gymnasium as gym
+    import numpy as np
+
+    import solitaire_env  # noqa: F401
+    from benchmarks.kernels import pick_uniform
+
+    out: dict[str, Any] = {"num_envs": num_envs, "options": {name: dict(kw) for name, kw in OPTIONS.items()},
+                           "vector_env": {}, "single_env": {}}
+    seeds = np.arange(1, num_envs + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    picked = np.empty(num_envs, dtype=np.int64)
+
+    def vector_runner(kwargs: dict) -> Any:
+        env = gym.make_vec(ENV_ID, num_envs=num_envs, **kwargs)
+        _, info = env.reset(seed=0)
+        state = {"info": info, "seeds": seeds.copy()}
+
+        def run(seconds: float) -> float:
+            steps, spent, t = 0, 0.0, time.perf_counter()
+            while steps < 3 or time.perf_counter() - t < seconds:
+                actions = pick_uniform(state["info"]["action_mask"], state["seeds"], picked)
+                t0 = time.perf_counter()
+                _, _, _, _, state["info"] = env.step(actions)
+                spent += time.perf_counter() - t0
+                steps += 1
+            return steps * num_envs / spent
+
+        run(0.0)  # warm up (compile or load)
+        return run
+
+    def single_runner(kwargs: dict) -> Any:
+        env = gym.make(ENV_ID, **kwargs)
+        rng = np.random.default_rng(0)
+        state = {"info": env.reset(seed=0)[1]}
+
+        def run(seconds: float) -> float:
+            steps, spent, t = 0, 0.0, time.perf_counter()
+            while steps < 3 or time.perf_counter() - t < seconds:
+                legal = np.flatnonzero(state["info"]["action_mask"])
+                t0 = time.perf_counter()
+                if legal.size:
+                    _, _, terminated, truncated, state["info"] = env.step(int(legal[rng.integers(legal.size)]))
+                else:
+                    terminated = truncated = True
+                if terminated or truncated:
+                    state["info"] = env.reset()[1]
+                spent += time.perf_counter() - t0
+                steps += 1
+            return steps / spent
+
+        run(0.0)
+        return run
+
+    for kind, make in (("vector_env", vector_runner), ("single_env", single_runner)):
+        base = make({})
+        for name, kwargs in OPTIONS.items():
+            run = make(kwargs)
+            base_rates, rates, ratios = [], [], []
+            for _ in range(reps):
+                b = base(duration / 2)
+                r = run(duration / 2)
+                base_rates.append(b)
+                rates.append(r)
+                ratios.append(r / b)
+            out[kind][name] = {"steps_per_s": summary(rates), "default_steps_per_s": summary(base_rates),
+                               "ratio_to_default": summary(ratios)}
+    out["no_revisit_ratio_at_num_envs"] = median([x for x in out["vector_env"]["no_revisit"]["ratio_to_default"]
+                                                  ["samples"]])
+    return out

@@ -1,0 +1,452 @@
+"""The positions an episode has seen: a position key, a table of keys per episode, the no-revisit mask.
+
+**The key** is a 64-bit hash of the observation (:func:`solitaire_env.engine.core.observe`), so it holds
+exactly what a player at the table sees and never a hidden card. Two positions get the same key when
+they differ only by which of the piles *without* face-down cards holds which cards, or by which
+foundation slot holds which suit's cards: neither changes what any move can do. A pile with face-down
+cards keeps its number, because what lies under it differs from pile to pile.
+
+Within one episode a key names one true position, hidden cards included: face-down cards only ever
+leave their pile by turning up, and the unseen stock is dealt from its top in a fixed order, so two
+positions of an episode with the same face-down counts and stock size have the same cards under
+them. Keys are 64-bit hashes and a table holds at most :data:`LIMIT` of them at a time, so the chance
+that two different positions of an episode share a key is around ``LIMIT**2 / 2**64`` per stretch
+(below) at worst: far too small to matter in practice, so equal keys are taken as equal positions.
+
+**Stretches.** Every move either leaves a position's *progress* unchanged or changes it for good:
+cards on the foundations only grow, face-down cards only turn up, the stock only shrinks within a
+pass and redeals are used up, the reserve only shrinks, and the waste only shrinks between draws. So
+once the progress (:func:`_progress`) changes, no earlier position can come back: the table keeps
+only the positions of the current stretch of equal progress, all that a revisit can reach. Those
+positions differ in their tableau alone, so the table keeps the tableau's part of the key
+(:func:`tableau_key`). It also follows that only a move from one tableau pile to another (or into an
+empty pile) can lead back to a seen position: every other kind of move changes the progress.
+
+**The table** of each env is an open-addressing hash table of :data:`SLOTS` 64-bit slots (32 KiB) in
+numpy arrays the compiled code writes, plus a few words of bookkeeping. A stretch starts with
+:data:`FIRST_SIZE` slots and doubles at half load; a new stretch takes a new number, which empties
+every slot tagged with an older one at no cost. At most :data:`LIMIT` positions of one stretch are
+kept; once a stretch has that many, further positions are not recorded (moves to them are not masked,
+and ``revisit`` is ``False`` for them) until the progress changes, and the env then relies on its time
+limit to end the episode. In random play a stretch rarely reaches a few hundred positions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solitaire_env.engine import core
+from solitaire_env.engine.jit_cache import drop_stale_cache
+from solitaire_env.engine.variant import (
+    A_FIRST,
+    HIDDEN,
+    O_DOWN,
+    O_LEN,
+    O_NRES,
+    O_NSTOCK,
+    O_NWASTE,
+    O_REDEALS,
+    OB_FOUND,
+    OB_SIZE,
+    OB_TAB,
+    OB_WASTE,
+    SP_AUTOFILL,
+    SP_CAP,
+    SP_FOUND,
+    SP_N_ACTIONS,
+    SP_PILES,
+    SP_STATE_SIZE,
+    TABLEAU_TO_EMPTY,
+    TABLEAU_TO_TABLEAU,
+    Variant,
+)
+
+_jit = njit(cache=True, nogil=True)
+# Helpers called per move or per env are inlined into their callers: a call passing arrays cost more
+# than the work of most of them.
+_inline = njit(cache=True, nogil=True, inline="always")
+
+SLOTS = 4096  # table slots per env (a power of two)
+LIMIT = 3 * SLOTS // 4  # positions kept per stretch
+FIRST_SIZE = 64  # slots a stretch starts with
+# Columns of an env's bookkeeping row: positions kept, slots in use, the stretch's progress, whether a
+# position went unrecorded because the stretch was full, where in the row a small table lies, and the
+# stretch's number (slots tagged with another number are empty, so a new stretch empties none).
+M_COUNT, M_SIZE, M_PROGRESS, M_FULL, M_SPREAD, M_GEN = range(6)
+META = 6
+FILTER_WORDS = 8  # a 512-bit filter per stretch: most keys not kept are rejected without a probe
+_LOW = np.uint64((1 << 48) - 1)  # a slot holds a key's low 48 bits and the stretch's 16-bit number
+_GEN_SHIFT = np.uint64(48)
+_MAX_GEN = (1 << 16) - 1
+
+MAX_PILES, MAX_DEPTH, MAX_OBS = 16, 64, 512
+# Fixed random numbers (PCG64's raw stream is the same in every numpy version), so keys are the same
+# in every process: an odd multiplier per depth in a pile and per other observation entry, and a
+# number per pile for the piles that keep their identity.
+_RAW = np.random.PCG64(0x51EE9).random_raw(MAX_DEPTH + MAX_OBS + MAX_PILES).astype(np.uint64)
+DEPTH = _RAW[:MAX_DEPTH] | np.uint64(1)
+ENTRY = _RAW[MAX_DEPTH : MAX_DEPTH + MAX_OBS] | np.uint64(1)
+PILE_SALT = _RAW[MAX_DEPTH + MAX_OBS :]
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_TAG_FOUND, _TAG_KEY = np.uint64(0xF0 << 56), np.uint64(0x4B << 56)
+
+
+def check_fits(variant: Variant) -> None:
+    """``ValueError`` if ``variant`` has more piles, deeper piles or a longer observation than the key's tables."""
+    if variant.piles > MAX_PILES or variant.pile_capacity > MAX_DEPTH or variant.obs_size > MAX_OBS:
+        raise ValueError(f"{variant.title} is too large for the position key's tables")
+
+
+@_inline
+def _mix(x):
+    """splitmix64's finaliser: a well-spread 64-bit value from any 64-bit value."""
+    x = (x ^ (x >> np.uint64(30))) * _M1
+    x = (x ^ (x >> np.uint64(27))) * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+@_inline
+def _nonzero(x):
+    return x if x != 0 else np.uint64(1)  # 0 marks an empty slot
+
+
+# --- keys -----------------------------------------------------------------------------------------
+
+
+@_inline
+def _pile_sums(codes, sp, work):
+    """Hash each pile's observation codes (``work[p]``: a linear form, one odd multiplier per depth, so
+    it changes by a known amount when a card moves; a pile with face-down cards adds its own number)
+    and mix it (``work[piles + p]``); return the sum of the mixed hashes, whose order does not matter."""
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    tab = codes[sp[OB_TAB] : sp[OB_TAB] + piles * cap]
+    total = np.uint64(0)
+    for p in range(piles):
+        h = np.uint64(0)
+        for k in range(cap):  # every slot, empty ones (code 0) too: no branch, and it vectorizes
+            h += np.uint64(tab[p * cap + k]) * DEPTH[k]
+        if tab[p * cap] == HIDDEN:
+            h += PILE_SALT[p]
+        work[p] = h
+        work[piles + p] = _mix(h)
+        total += work[piles + p]
+    return total
+
+
+@_jit
+def tableau_key(codes, sp) -> np.uint64:
+    """The key the table keeps: the tableau's part of :func:`position_key` (never 0), all that differs
+    between the positions of one stretch. ``codes``: the observation."""
+    return _nonzero(_pile_sums(codes, sp, np.empty(2 * sp[SP_PILES], dtype=np.uint64)))
+
+
+@_jit
+def position_key(codes, sp) -> np.uint64:
+    """The key of the position whose observation is ``codes`` (see the module doc); never 0."""
+    total = _pile_sums(codes, sp, np.empty(2 * sp[SP_PILES], dtype=np.uint64))
+    found = sp[OB_FOUND]
+    for f in range(found, found + sp[SP_FOUND]):  # a multiset: which slot holds which pile never matters
+        total += _mix(np.uint64(codes[f]) ^ _TAG_FOUND)
+    for k in range(sp[OB_WASTE], sp[OB_SIZE]):
+        if k < found or k >= found + sp[SP_FOUND]:
+            total += np.uint64(codes[k]) * ENTRY[k]
+    return _nonzero(_mix(total ^ _TAG_KEY))
+
+
+@_inline
+def _progress(s, sp) -> int:
+    """What only ever changes one way in an episode, packed for comparison: cards on the foundations,
+    face-down cards, stock size and redeals left, waste size and reserve size."""
+    return (np.int64(core.foundation_cards(s, sp)) | np.int64(core.hidden_cards(s, sp)) << 8
+            | np.int64(s[sp[O_NSTOCK]]) << 16 | np.int64(s[sp[O_REDEALS]]) << 24
+            | np.int64(s[sp[O_NWASTE]]) << 32 | np.int64(s[sp[O_NRES]]) << 40)
+
+
+# --- the table: row i of small, keys, meta and filt ----------------------------------------------
+# A stretch's first FIRST_SIZE slots are a row of `small`, (N, FIRST_SIZE), so the tables of
+# neighbouring envs lie next to each other; a stretch that outgrows them moves to a window of its row
+# of `keys`, (N, SLOTS).
+
+
+@_inline
+def _offset(keys, meta, i) -> int:
+    """Where env ``i``'s table starts in its big row: spread over the row, since at the same place in
+    every row (rows lie 32 KiB apart) the tables would compete for the same cache sets."""
+    return (meta[i, M_SPREAD] * FIRST_SIZE) & (keys.shape[1] - meta[i, M_SIZE])
+
+
+@_inline
+def _filter_bit(key):
+    return np.int64(key >> np.uint64(61)), np.uint64(1) << ((key >> np.uint64(55)) & np.uint64(63))
+
+
+@_inline
+def _tag(meta, i, key):
+    return (key & _LOW) | (np.uint64(meta[i, M_GEN]) << _GEN_SHIFT)
+
+
+# The probes take the table's array as an argument: a helper returning the array to use cost ten
+# times as much as the probe (numba counts references to a returned array).
+@_inline
+def _find_in(table, i, off, mask, gen, tag) -> bool:
+    j = np.int64(tag & np.uint64(mask))
+    while table[i, off + j] >> _GEN_SHIFT == gen:
+        if table[i, off + j] == tag:
+            return True
+        j = (j + 1) & mask
+    return False
+
+
+@_inline
+def _place_in(table, i, off, mask, gen, tag) -> None:
+    j = np.int64(tag & np.uint64(mask))
+    while table[i, off + j] >> _GEN_SHIFT == gen:
+        j = (j + 1) & mask
+    table[i, off + j] = tag
+
+
+@_inline
+def _has(small, keys, meta, filt, i, key) -> bool:
+    word, bit = _filter_bit(key)
+    if filt[i, word] & bit == 0:
+        return False
+    size, gen, tag = meta[i, M_SIZE], np.uint64(meta[i, M_GEN]), _tag(meta, i, key)
+    if size <= small.shape[1]:
+        return _find_in(small, i, 0, size - 1, gen, tag)
+    return _find_in(keys, i, _offset(keys, meta, i), size - 1, gen, tag)
+
+
+@_inline
+def _place(small, keys, meta, i, tag) -> None:
+    size, gen = meta[i, M_SIZE], np.uint64(meta[i, M_GEN])
+    if size <= small.shape[1]:
+        _place_in(small, i, 0, size - 1, gen, tag)
+    else:
+        _place_in(keys, i, _offset(keys, meta, i), size - 1, gen, tag)
+
+
+@_jit
+def _take_all(table, i, off, size, gen, spare) -> int:
+    """Move the stretch's keys from ``table[i, off : off + size]`` into ``spare``; return how many."""
+    n = 0
+    for j in range(off, off + size):
+        if table[i, j] >> _GEN_SHIFT == gen:
+            spare[n] = table[i, j]
+            n += 1
+        table[i, j] = 0  # the larger window may overlap this one
+    return n
+
+
+@_jit
+def _insert(small, keys, meta, filt, i, key, spare) -> None:
+    """Keep ``key`` (not kept yet) for env ``i``, unless its stretch is full. ``spare``: uint64 work
+    space of ``keys.shape[1] // 2``."""
+    count, size = meta[i, M_COUNT], meta[i, M_SIZE]
+    if 4 * count >= 3 * keys.shape[1]:
+        meta[i, M_FULL] = 1
+        return
+    if 2 * (count + 1) > size and size < keys.shape[1]:  # double the table, placing every key anew
+        gen = np.uint64(meta[i, M_GEN])
+        if size <= small.shape[1]:
+            n = _take_all(small, i, 0, size, gen, spare)
+        else:
+            n = _take_all(keys, i, _offset(keys, meta, i), size, gen, spare)
+        meta[i, M_SIZE] = 2 * size
+        for t in range(n):
+            _place(small, keys, meta, i, spare[t])
+    _place(small, keys, meta, i, _tag(meta, i, key))
+    meta[i, M_COUNT] = count + 1
+    word, bit = _filter_bit(key)
+    filt[i, word] |= bit
+
+
+@_jit
+def _clear(small, keys, meta, filt, i) -> None:
+    """Start a new stretch: a new number empties every slot, so nothing needs zeroing (but the rows,
+    once every 65,535 stretches, when the numbers start again)."""
+    gen = meta[i, M_GEN] + 1
+    if gen > _MAX_GEN:
+        for j in range(small.shape[1]):
+            small[i, j] = 0
+        for j in range(keys.shape[1]):
+            keys[i, j] = 0
+        gen = 1
+    meta[i, M_GEN] = gen
+    meta[i, M_COUNT], meta[i, M_SIZE], meta[i, M_FULL] = 0, min(FIRST_SIZE, small.shape[1]), 0
+    for w in range(filt.shape[1]):
+        filt[i, w] = 0
+
+
+# --- where a move leads ---------------------------------------------------------------------------
+
+
+@_inline
+def _child_key(s, codes, sp, actions, a, work, total, prog, empty, scratch, scratch_codes):
+    """The table key of the position legal action ``a`` leads to, or 0 when that position's progress
+    differs from this one's (so it cannot have been seen). ``work``, ``total``: from
+    :func:`_pile_sums`; ``empty``: the lowest empty pile."""
+    kind = actions[a, 0]
+    if kind == TABLEAU_TO_TABLEAU:
+        src, dst = actions[a, 1], actions[a, 2]
+        count = core.fitting_count(s, sp, src, dst)
+    elif kind == TABLEAU_TO_EMPTY:
+        src, dst, count = actions[a, 1], empty, actions[a, 3]
+    else:
+        return np.uint64(0)  # from the stock, waste or reserve, or to a foundation: progress changes
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    n, d = s[sp[O_LEN] + src], s[sp[O_DOWN] + src]
+    if n - count == d and d > 0:
+        return np.uint64(0)  # no pile has a face-down top: the card under the moved ones turns up
+    if n - count > d or sp[SP_AUTOFILL] == 0:
+        # Nothing turns up and nothing refills an emptied pile, so only the two piles change: the top
+        # `count` cards of pile src go onto pile dst, in order (their codes as the observation has them).
+        nj = s[sp[O_LEN] + dst]
+        first = sp[OB_TAB] + src * cap + n - count
+        hs, hd = work[src], work[dst]
+        for t in range(count):
+            code = np.uint64(codes[first + t])
+            hs -= code * DEPTH[n - count + t]
+            hd += code * DEPTH[nj + t]
+        return _nonzero(total - work[piles + src] - work[piles + dst] + _mix(hs) + _mix(hd))
+    # The move empties a pile, which the reserve may refill: play it on a copy and look at it.
+    for k in range(s.shape[0]):  # a loop: numba's slice assignment took ten times as long
+        scratch[k] = s[k]
+    core.apply_action(scratch, sp, actions, a)
+    if _progress(scratch, sp) != prog:
+        return np.uint64(0)
+    core.observe(scratch, sp, scratch_codes)
+    return tableau_key(scratch_codes, sp)
+
+
+@_jit
+def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, pile_work, scratch,
+           scratch_codes, candidates, spare):
+    """Record position ``s`` (observation ``codes``) in the table of env ``i`` (row ``i`` of the
+    :class:`History` arrays) and, with ``no_revisit``, take out of ``mask`` every legal move to a
+    position the table holds. ``clear``: a new episode starts here. Returns (whether ``s`` had been
+    seen, moves left in ``mask``). The last five: :func:`work_space` (separate arrays: unpacking a tuple
+    of arrays costs reference counting)."""
+    total = _pile_sums(codes, sp, pile_work)
+    key = _nonzero(total)
+    prog = _progress(s, sp)
+    if clear or meta[i, M_SIZE] == 0 or prog != meta[i, M_PROGRESS]:
+        _clear(small, keys, meta, filt, i)
+        meta[i, M_PROGRESS] = prog
+    seen = _has(small, keys, meta, filt, i, key)
+    if not seen:
+        _insert(small, keys, meta, filt, i, key, spare)
+    if no_revisit and n_legal > 0:
+        # The legal tableau moves (their kinds come last in the table, moves into an empty pile last of
+        # all), listed without a branch per action: which actions are legal is unpredictable, and
+        # mispredictions cost more than the list.
+        empty = core.lowest_empty_pile(s, sp)
+        first, last = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[SP_N_ACTIONS]
+        if empty < 0 and sp[A_FIRST + TABLEAU_TO_EMPTY] >= 0:
+            last = sp[A_FIRST + TABLEAU_TO_EMPTY]  # with no empty pile, no move into one
+        found = 0
+        for a in range(first, last):
+            candidates[found] = a
+            found += mask[a] != 0
+        for c in range(found):
+            a = candidates[c]
+            child = _child_key(s, codes, sp, actions, a, pile_work, total, prog, empty, scratch, scratch_codes)
+            if child != 0 and _has(small, keys, meta, filt, i, child):
+                mask[a] = 0
+                n_legal -= 1
+    return seen, n_legal
+
+
+@_jit
+def work_space(sp):
+    """:func:`record`'s work space: pile hashes, a state and an observation to play moves on, the list of
+    legal moves, and room to move a table's keys when it grows."""
+    return (np.empty(2 * sp[SP_PILES], dtype=np.uint64), np.empty(sp[SP_STATE_SIZE], dtype=np.int8),
+            np.empty(sp[OB_SIZE], dtype=np.int16), np.empty(sp[SP_N_ACTIONS], dtype=np.int64),
+            np.empty(SLOTS // 2, dtype=np.uint64))
+
+
+@_jit
+def child_keys(s, codes, sp, actions, mask, out) -> None:
+    """``out[a]``: what :func:`record` compares for each legal action ``a``: the :func:`tableau_key` of
+    the position it leads to, or 0 where that position's progress differs (for tests)."""
+    pile_work, scratch, scratch_codes, _, _ = work_space(sp)
+    total = _pile_sums(codes, sp, pile_work)
+    prog = _progress(s, sp)
+    empty = core.lowest_empty_pile(s, sp)
+    for a in range(sp[SP_N_ACTIONS]):
+        out[a] = np.uint64(0)
+        if mask[a] != 0:
+            out[a] = _child_key(s, codes, sp, actions, a, pile_work, total, prog, empty, scratch, scratch_codes)
+
+
+# --- many games at once ---------------------------------------------------------------------------
+
+
+def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta,
+                filt, revisit, n_rules, no_revisit) -> None:
+    """:func:`core.step_batch`, then :func:`record` for each game (``clear``: its episode starts here)."""
+    mwork = core._scratch(sp)
+    pile_work, scratch, scratch_codes, candidates, spare = work_space(sp)
+    for i in range(states.shape[0]):
+        s, mask, codes = states[i], masks[i], obs[i]
+        g, r, nl, f = core._step_one_work(s, sp, actions, acts[i], mask, codes, mwork)
+        gained[i], revealed[i], found[i], n_rules[i] = g, r, f, nl
+        revisit[i], n_legal[i] = record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i, clear[i],
+                                        no_revisit, pile_work, scratch, scratch_codes, candidates, spare)
+
+
+step_batch_serial = _jit(_step_batch)
+
+
+def step_batch_parallel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys,
+                        meta, filt, revisit, n_rules, no_revisit) -> None:
+    core._in_chunks(step_batch_serial,
+                    (states, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta, filt,
+                     revisit, n_rules),
+                    (sp, actions, no_revisit), lambda b, s: (b[0], s[0], s[1], *b[1:], s[2]))
+
+
+def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta,
+               filt, revisit, n_rules, no_revisit) -> None:
+    """Step every game (``acts[i] < 0``: no move), then record its position: :func:`core.step_batch` with
+    the history, in threads for large batches."""
+    kernel = step_batch_parallel if len(states) >= core.PARALLEL_MIN_BATCH else step_batch_serial
+    kernel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta, filt,
+           revisit, n_rules, no_revisit)
+
+
+class History:
+    """The tables of ``n`` envs, for :func:`step_batch` or one env at a time (:meth:`record`).
+
+    Memory: ``8 * (SLOTS + FIRST_SIZE)`` bytes an env (32.5 KiB) and 112 more, allocated zeroed, so
+    the pages of big rows no stretch grew into cost nothing until used.
+    """
+
+    def __init__(self, variant: Variant, n: int) -> None:
+        check_fits(variant)
+        self.variant = variant
+        self.small = np.zeros((n, FIRST_SIZE), dtype=np.uint64)
+        self.keys = np.zeros((n, SLOTS), dtype=np.uint64)
+        self.meta = np.zeros((n, META), dtype=np.int64)
+        self.meta[:, M_SPREAD] = np.arange(n)
+        self.filt = np.zeros((n, FILTER_WORDS), dtype=np.uint64)
+        self._work = work_space(variant.spec)
+
+    def record(self, i: int, state: np.ndarray, codes: np.ndarray, mask: np.ndarray, n_legal: int, clear: bool,
+               no_revisit: bool) -> tuple[bool, int]:
+        """:func:`record` for env ``i``: (whether ``state`` had been seen, legal moves left in ``mask``)."""
+        v = self.variant
+        seen, left = record(state, codes, v.spec, v.actions, mask, n_legal, self.small, self.keys, self.meta,
+                            self.filt, i, clear, no_revisit, *self._work)
+        return bool(seen), int(left)
+
+    @property
+    def nbytes(self) -> int:
+        return self.small.nbytes + self.keys.nbytes + self.meta.nbytes + self.filt.nbytes
+
+
+drop_stale_cache(__name__)
+
+__all__ = ["LIMIT", "SLOTS", "History", "child_keys", "position_key", "record", "step_batch", "tableau_key"]
