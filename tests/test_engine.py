@@ -110,7 +110,7 @@ def test_random_play_ends_only_where_the_rules_leave_no_move(variant):
 
 def _observe_reference(v, s):
     """The observation written out slot by slot, plainly (what core.observe must give)."""
-    from solitaire_env import variant as L
+    from solitaire_env.engine import variant as L
 
     sp, s = v.spec, [int(x) for x in s]
     obs = np.zeros(v.obs_size, dtype=np.int64)
