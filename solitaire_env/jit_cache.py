@@ -28,7 +28,8 @@ PACKAGE = Path(__file__).resolve().parent
 # The package's files that compiled code is built from: the compiled modules and every package module
 # they import, directly or not (a test checks the list against their imports). Editing any other
 # file costs no recompiling.
-RULES_SOURCES = ("cards.py", "core.py", "games/*.py", "history.py", "solver.py", "state.py", "variant.py")
+RULES_SOURCES = ("cards.py", "core.py", "features.py", "games/*.py", "history.py", "solver.py", "state.py",
+                 "variant.py")
 
 
 def rules_files(package: Path = PACKAGE) -> list[Path]:
