@@ -18,6 +18,8 @@ from benchmarks.common import ENV_ID, median, summary
 OPTIONS: dict[str, dict[str, Any]] = {
     "track_revisits": {"track_revisits": True},
     "no_revisit": {"no_revisit": True},
+    "obs_mode=piles": {"obs_mode": "piles"},
+    "action_features": {"action_features": True},
 }
 
 

@@ -17,9 +17,10 @@ VARIANT_OF = {"RankAndFile-v0": "rank_and_file", "NumberTen-v0": "number_ten", "
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-@pytest.mark.parametrize("obs_mode", ["codes", "dict", "onehot"])
-def test_check_env_passes(env_id, obs_mode):
-    env = gym.make(env_id, obs_mode=obs_mode)
+@pytest.mark.parametrize("obs_mode", ["codes", "dict", "onehot", "piles"])
+@pytest.mark.parametrize("action_features", [False, True])
+def test_check_env_passes(env_id, obs_mode, action_features):
+    env = gym.make(env_id, obs_mode=obs_mode, action_features=action_features)
     check_env(env.unwrapped, skip_render_check=True)
 
 
@@ -138,21 +139,25 @@ def _hidden_swapped(state: dict) -> dict:
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-@pytest.mark.parametrize("obs_mode", ["codes", "dict", "onehot"])
+@pytest.mark.parametrize("obs_mode", ["codes", "dict", "onehot", "piles"])
 def test_observation_hides_face_down_cards_and_stock_order(env_id, obs_mode):
-    env = gym.make(env_id, obs_mode=obs_mode)
+    env = gym.make(env_id, obs_mode=obs_mode, action_features=True)
     for seed in range(5):
         env.reset(seed=seed)
+        for _ in range(seed * 3):  # from the deal and from a few moves in
+            env.step(int(np.flatnonzero(env.unwrapped.action_masks())[-1]))
         state = env.unwrapped.get_state()
         other = _hidden_swapped(state)
         assert other != state
-        obs_a, _ = env.unwrapped.set_state(state)
-        obs_b, _ = env.unwrapped.set_state(other)
-        if obs_mode == "dict":
+        obs_a, info_a = env.unwrapped.set_state(state)
+        obs_b, info_b = env.unwrapped.set_state(other)
+        if isinstance(obs_a, dict):
+            assert set(obs_a) == set(obs_b)
             for key in obs_a:
                 np.testing.assert_array_equal(obs_a[key], obs_b[key])
         else:
             np.testing.assert_array_equal(obs_a, obs_b)
+            np.testing.assert_array_equal(info_a["action_features"], info_b["action_features"])
 
 
 def test_rainbow_stock_is_shown_after_a_redeal_only():

@@ -26,10 +26,11 @@ def test_make_vec_gives_the_batched_env(env_id):
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-@pytest.mark.parametrize("obs_mode", ["codes", "dict"])
-def test_batched_env_equals_sync_vector_env(env_id, obs_mode):
+@pytest.mark.parametrize("obs_mode, action_features", [("codes", False), ("dict", False), ("piles", True),
+                                                       ("codes", True)])
+def test_batched_env_equals_sync_vector_env(env_id, obs_mode, action_features):
     n, max_steps = 4, 60  # short episodes, so truncation autoresets happen often
-    kwargs = dict(obs_mode=obs_mode, illegal_penalty=0.05, reveal_bonus=0.1)
+    kwargs = dict(obs_mode=obs_mode, illegal_penalty=0.05, reveal_bonus=0.1, action_features=action_features)
     batched = gym.make_vec(env_id, num_envs=n, max_episode_steps=max_steps, **kwargs)
     sync = gym.make_vec(env_id, num_envs=n, vectorization_mode="sync", max_episode_steps=max_steps, **kwargs)
     obs_b, info_b = batched.reset(seed=100)
@@ -40,6 +41,8 @@ def test_batched_env_equals_sync_vector_env(env_id, obs_mode):
         _assert_same(obs_b, obs_s)
         np.testing.assert_array_equal(info_b["action_mask"], info_s["action_mask"])
         np.testing.assert_array_equal(info_b["foundation_cards"], info_s["foundation_cards"])
+        if action_features and obs_mode == "codes":
+            np.testing.assert_array_equal(info_b["action_features"], info_s["action_features"])
         mask = info_b["action_mask"]
         # Mostly legal actions, sometimes an illegal one.
         actions = np.array([

@@ -322,22 +322,26 @@ def _child_key(s, codes, sp, actions, a, work, total, prog, empty, scratch, scra
 
 @_jit
 def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, pile_work, scratch,
-           scratch_codes, candidates, spare):
+           scratch_codes, candidates, spare, seen):
     """Record position ``s`` (observation ``codes``) in the table of env ``i`` (row ``i`` of the
     :class:`History` arrays) and, with ``no_revisit``, take out of ``mask`` every legal move to a
     position the table holds. ``clear``: a new episode starts here. Returns (whether ``s`` had been
-    seen, moves left in ``mask``). The last five: :func:`work_space` (separate arrays: unpacking a tuple
-    of arrays costs reference counting)."""
+    seen, moves left in ``mask``). ``pile_work`` .. ``spare``: :func:`work_space` (separate arrays:
+    unpacking a tuple of arrays costs reference counting). ``seen``: int8 of ``n_actions`` to get a 1
+    for each legal move to a position the table holds (whether masked or not), or an empty array."""
     total = _pile_sums(codes, sp, pile_work)
     key = _nonzero(total)
     prog = _progress(s, sp)
     if clear or meta[i, M_SIZE] == 0 or prog != meta[i, M_PROGRESS]:
         _clear(small, keys, meta, filt, i)
         meta[i, M_PROGRESS] = prog
-    seen = _has(small, keys, meta, filt, i, key)
-    if not seen:
+    was_seen = _has(small, keys, meta, filt, i, key)
+    if not was_seen:
         _insert(small, keys, meta, filt, i, key, spare)
-    if no_revisit and n_legal > 0:
+    want_seen = seen.shape[0] > 0
+    for a in range(seen.shape[0]):
+        seen[a] = 0
+    if (no_revisit or want_seen) and n_legal > 0:
         # The legal tableau moves (their kinds come last in the table, moves into an empty pile last of
         # all), listed without a branch per action: which actions are legal is unpredictable, and
         # mispredictions cost more than the list.
@@ -353,9 +357,12 @@ def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, cle
             a = candidates[c]
             child = _child_key(s, codes, sp, actions, a, pile_work, total, prog, empty, scratch, scratch_codes)
             if child != 0 and _has(small, keys, meta, filt, i, child):
-                mask[a] = 0
-                n_legal -= 1
-    return seen, n_legal
+                if want_seen:
+                    seen[a] = 1
+                if no_revisit:
+                    mask[a] = 0
+                    n_legal -= 1
+    return was_seen, n_legal
 
 
 @_jit
@@ -385,7 +392,7 @@ def child_keys(s, codes, sp, actions, mask, out) -> None:
 
 
 def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta,
-                filt, revisit, n_rules, no_revisit) -> None:
+                filt, revisit, n_rules, seen, no_revisit) -> None:
     """:func:`core.step_batch`, then :func:`record` for each game (``clear``: its episode starts here)."""
     mwork = core._scratch(sp)
     pile_work, scratch, scratch_codes, candidates, spare = work_space(sp)
@@ -394,27 +401,28 @@ def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal
         g, r, nl, f = core._step_one_work(s, sp, actions, acts[i], mask, codes, mwork)
         gained[i], revealed[i], found[i], n_rules[i] = g, r, f, nl
         revisit[i], n_legal[i] = record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i, clear[i],
-                                        no_revisit, pile_work, scratch, scratch_codes, candidates, spare)
+                                        no_revisit, pile_work, scratch, scratch_codes, candidates, spare, seen[i])
 
 
 step_batch_serial = _jit(_step_batch)
 
 
 def step_batch_parallel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys,
-                        meta, filt, revisit, n_rules, no_revisit) -> None:
+                        meta, filt, revisit, n_rules, seen, no_revisit) -> None:
     core._in_chunks(step_batch_serial,
                     (states, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta, filt,
-                     revisit, n_rules),
+                     revisit, n_rules, seen),
                     (sp, actions, no_revisit), lambda b, s: (b[0], s[0], s[1], *b[1:], s[2]))
 
 
 def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta,
-               filt, revisit, n_rules, no_revisit) -> None:
+               filt, revisit, n_rules, seen, no_revisit) -> None:
     """Step every game (``acts[i] < 0``: no move), then record its position: :func:`core.step_batch` with
-    the history, in threads for large batches."""
+    the history, in threads for large batches. ``seen``: ``(N, n_actions)`` for :func:`record`'s flags,
+    or ``(N, 0)``."""
     kernel = step_batch_parallel if len(states) >= core.PARALLEL_MIN_BATCH else step_batch_serial
     kernel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta, filt,
-           revisit, n_rules, no_revisit)
+           revisit, n_rules, seen, no_revisit)
 
 
 class History:
@@ -433,14 +441,15 @@ class History:
         self.meta[:, M_SPREAD] = np.arange(n)
         self.filt = np.zeros((n, FILTER_WORDS), dtype=np.uint64)
         self._work = work_space(variant.spec)
+        self._no_seen = np.zeros(0, dtype=np.int8)
 
     def record(self, i: int, state: np.ndarray, codes: np.ndarray, mask: np.ndarray, n_legal: int, clear: bool,
-               no_revisit: bool) -> tuple[bool, int]:
+               no_revisit: bool, seen: np.ndarray | None = None) -> tuple[bool, int]:
         """:func:`record` for env ``i``: (whether ``state`` had been seen, legal moves left in ``mask``)."""
         v = self.variant
-        seen, left = record(state, codes, v.spec, v.actions, mask, n_legal, self.small, self.keys, self.meta,
-                            self.filt, i, clear, no_revisit, *self._work)
-        return bool(seen), int(left)
+        was_seen, left = record(state, codes, v.spec, v.actions, mask, n_legal, self.small, self.keys, self.meta,
+                                self.filt, i, clear, no_revisit, *self._work, self._no_seen if seen is None else seen)
+        return bool(was_seen), int(left)
 
     @property
     def nbytes(self) -> int:

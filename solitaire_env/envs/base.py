@@ -12,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from solitaire_env.engine import core
+from solitaire_env.engine import core, features
 from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
 from solitaire_env.engine.game import Game
 from solitaire_env.engine.history import History
@@ -20,7 +20,8 @@ from solitaire_env.engine.moves import Move
 from solitaire_env.engine.variant import Variant, observation_fields
 from solitaire_env.envs.reward import Reward
 
-OBS_MODES = ("codes", "dict", "onehot")
+OBS_MODES = ("codes", "dict", "onehot", "piles")
+DICT_MODES = ("dict", "piles")  # the observations that are a Dict, and so hold the action features
 RESET_OPTIONS = ("state",)
 # int16, not int8: Gymnasium stores MultiDiscrete.nvec in the space dtype and SB3 sums it.
 OBS_DTYPE = np.int16
@@ -35,18 +36,29 @@ def observation_nvec(variant: Variant) -> np.ndarray:
     return nvec
 
 
-def observation_space(variant: Variant, obs_mode: str) -> spaces.Space:
+def observation_space(variant: Variant, obs_mode: str, action_features: bool = False) -> spaces.Space:
     nvec = observation_nvec(variant)
     if obs_mode == "codes":
         return spaces.MultiDiscrete(nvec, dtype=OBS_DTYPE)
     if obs_mode == "onehot":
         return spaces.Box(0.0, 1.0, shape=(int(nvec.sum()),), dtype=np.float32)
-    fields: dict[str, spaces.Space] = {
-        name: spaces.MultiDiscrete(nvec[field], dtype=OBS_DTYPE)
-        for name, (field, _) in observation_fields(variant).items()
-    }
+    fields: dict[str, spaces.Space]
+    if obs_mode == "piles":
+        highs = features.highs(variant)
+        fields = {key: spaces.Box(0, highs[key], dtype=np.int16 if key == "summary" else np.int8)
+                  for key in features.PILES_KEYS}
+    else:
+        fields = {name: spaces.MultiDiscrete(nvec[field], dtype=OBS_DTYPE)
+                  for name, (field, _) in observation_fields(variant).items()}
     fields["action_mask"] = spaces.Box(0, 1, shape=(variant.n_actions,), dtype=np.int8)
+    if action_features:
+        fields["action_features"] = action_features_space(variant)
     return spaces.Dict(fields)
+
+
+def action_features_space(variant: Variant) -> spaces.Box:
+    high = np.broadcast_to(features.action_highs(variant), (variant.n_actions, len(features.ACTION_FEATURES)))
+    return spaces.Box(0, high.copy(), dtype=np.int8)
 
 
 class ObservationEncoder:
@@ -61,16 +73,23 @@ class ObservationEncoder:
         self.onehot_offsets = np.concatenate(([0], np.cumsum(nvec)[:-1]))
         self.onehot_size = int(nvec.sum())
 
-    def __call__(self, codes: np.ndarray, mask: np.ndarray) -> Any:
-        """``codes`` and ``mask`` may carry a leading batch dimension."""
+    def __call__(self, codes: np.ndarray, mask: np.ndarray, computed: dict | None = None) -> Any:
+        """``codes`` and ``mask`` may carry a leading batch dimension. ``computed``: the arrays of
+        :class:`~solitaire_env.engine.features.FeatureArrays`, owned by the caller from here on (the ``piles``
+        arrays, and the action features, which a ``Dict`` observation holds)."""
         if self.mode == "codes":
             return codes
         if self.mode == "onehot":
             out = np.zeros(codes.shape[:-1] + (self.onehot_size,), dtype=np.float32)
             np.put_along_axis(out, self.onehot_offsets + codes.astype(np.int64), 1.0, axis=-1)
             return out
-        obs = {name: codes[..., field].copy() for name, (field, _) in self.fields.items()}
+        if self.mode == "piles":
+            obs = {key: computed[key] for key in features.PILES_KEYS}
+        else:
+            obs = {name: codes[..., field].copy() for name, (field, _) in self.fields.items()}
         obs["action_mask"] = mask.copy()
+        if computed is not None and "action_features" in computed:
+            obs["action_features"] = computed["action_features"]
         return obs
 
 
@@ -98,9 +117,10 @@ def check_action(action: Any, n: int) -> int:
 
 def set_env_options(env: Any, render_mode: str | None, obs_mode: str, illegal_action: str, illegal_penalty: float,
                     win_bonus: float, step_penalty: float, reveal_bonus: float, ansi_color: bool,
-                    track_revisits: bool = False, no_revisit: bool = False) -> None:
+                    track_revisits: bool = False, no_revisit: bool = False, action_features: bool = False) -> None:
     """Check the arguments the single and the vector env share, and set them on ``env``."""
-    for name, value in (("track_revisits", track_revisits), ("no_revisit", no_revisit)):
+    for name, value in (("track_revisits", track_revisits), ("no_revisit", no_revisit),
+                        ("action_features", action_features)):
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"{name} must be True or False, got {value!r}")
     modes = env.metadata["render_modes"]
@@ -114,7 +134,9 @@ def set_env_options(env: Any, render_mode: str | None, obs_mode: str, illegal_ac
     env.render_mode, env.obs_mode, env.illegal_action = render_mode, obs_mode, illegal_action
     env.ansi_color = bool(ansi_color)
     env.no_revisit = bool(no_revisit)
-    env.track_revisits = bool(track_revisits or no_revisit)  # the mask needs the positions seen
+    env.action_features = bool(action_features)
+    # The mask and the action features' "seen" column need the positions seen.
+    env.track_revisits = bool(track_revisits or no_revisit or action_features)
 
 
 class SolitaireEnv(gym.Env):
@@ -136,15 +158,16 @@ class SolitaireEnv(gym.Env):
         deals: Any = None,
         track_revisits: bool = False,
         no_revisit: bool = False,
+        action_features: bool = False,
     ) -> None:
         set_env_options(self, render_mode=render_mode, obs_mode=obs_mode, illegal_action=illegal_action,
                         illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
                         reveal_bonus=reveal_bonus, ansi_color=ansi_color, track_revisits=track_revisits,
-                        no_revisit=no_revisit)
+                        no_revisit=no_revisit, action_features=action_features)
         self.deals: DealSet | None = deal_set(deals)
         self._deal_position: int | None = None  # in an ordered deal set: the deal played last
         v = self.variant
-        self.observation_space = observation_space(v, obs_mode)
+        self.observation_space = observation_space(v, obs_mode, action_features and obs_mode in DICT_MODES)
         self.action_space = spaces.Discrete(v.n_actions)
         self.game = Game(v, seed=0)
         self.deal_seed: int | None = 0
@@ -154,7 +177,11 @@ class SolitaireEnv(gym.Env):
         self._n_rules = 0  # legal moves by the rules alone (the mask may hold fewer with no_revisit)
         self._revisit = False
         self._history = History(v, 1) if self.track_revisits else None
+        self._seen = np.zeros((1, v.n_actions if action_features else 0), dtype=np.int8)
+        self._features = (features.FeatureArrays(v, 1, obs_mode == "piles", self.action_features)
+                          if obs_mode == "piles" or self.action_features else None)
         self._to_win = v.n_cards
+        self._computed: dict | None = None  # the last observation's feature arrays
 
     # --- Gymnasium API ------------------------------------------------------------------------
 
@@ -185,13 +212,15 @@ class SolitaireEnv(gym.Env):
             self._n_rules = self._n_legal
             info["move"] = move
         if self._history is not None:
-            # After an illegal action too: the position is unchanged, but it counts as seen again.
+            if illegal:  # the mask again as the rules give it, to record the unchanged position as seen again
+                self._n_legal = self._n_rules = core.legal_mask(game.state, v.spec, v.actions, self._mask)
             self._record(clear=False)
         won = game.foundation_cards == v.n_cards
         reward = self.reward_fn(gained, self._to_win, revealed, illegal, won)
         terminated = won or self._n_legal == 0
+        obs = self._observation()  # (before the info, which may hold the action features)
         info.update(self._info())
-        return self._observation(), float(reward), bool(terminated), False, info
+        return obs, float(reward), bool(terminated), False, info
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode == "ansi":
@@ -256,9 +285,10 @@ class SolitaireEnv(gym.Env):
         if self._history is not None:
             self._record(clear=True)
         self._to_win = max(v.n_cards - self.game.foundation_cards, 1)
+        obs = self._observation()
         info = self._info()
         info["deal_seed"] = self.deal_seed
-        return self._observation(), info
+        return obs, info
 
     def _check_action(self, action: Any) -> int:
         return check_action(action, self.variant.n_actions)
@@ -278,16 +308,22 @@ class SolitaireEnv(gym.Env):
         return deals.at(self._deal_position)
 
     def _observation(self) -> Any:
-        return self._encoder(self._codes.copy(), self._mask)
+        self._computed = None
+        if self._features is not None:
+            computed = self._features.compute(self.game.state[None], self._codes[None], self._mask[None], self._seen)
+            self._computed = {key: array[0] for key, array in computed.items()}
+        return self._encoder(self._codes.copy(), self._mask, self._computed)
 
     def _record(self, clear: bool) -> None:
         """Record the position in the episode's history; with ``no_revisit`` also mask moves back."""
         self._revisit, self._n_legal = self._history.record(0, self.game.state, self._codes, self._mask,
-                                                            self._n_legal, clear, self.no_revisit)
+                                                            self._n_legal, clear, self.no_revisit, self._seen[0])
 
     def _info(self) -> dict:
         n = self.game.foundation_cards
         info = {"action_mask": self._mask.copy(), "foundation_cards": n, "is_won": n == self.variant.n_cards}
+        if self.action_features and self.obs_mode not in DICT_MODES:
+            info["action_features"] = self._computed["action_features"]
         if self.track_revisits:
             info["revisit"] = self._revisit
         if self.no_revisit:

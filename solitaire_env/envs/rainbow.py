@@ -47,7 +47,10 @@ class RainbowEnv(SolitaireEnv):
     | 282-294  | reserve      | bottom first: 53 face down, the face-up top card, 0 nothing     |
     | 295      | base_rank    | 0-12 (Ace = 0)                                                  |
 
-    ``obs_mode="dict"`` and ``"onehot"`` as in Rank and File (the one-hot has 15,835 values).
+    ``obs_mode="dict"``, ``"onehot"`` and ``"piles"``, and ``action_features``, as in Rank and File
+    (the one-hot has 15,835 values; ``"piles"`` has ``cards`` of ``(289, 10)``: 208 tableau, 34 waste,
+    34 stock and 13 reserve slots, ``piles`` ``(4, 5)``, ``foundations`` ``(4, 3)``; the action
+    features are ``(29, 11)``).
 
     ## Rewards, episode end, arguments, deals, version history
 

@@ -47,6 +47,33 @@ class RankAndFileEnv(SolitaireEnv):
     ``obs_mode="dict"`` gives these fields as a ``Dict`` plus ``"action_mask"``; ``obs_mode="onehot"``
     a flat float32 ``Box`` one-hot of every entry (12,521 values).
 
+    ``obs_mode="piles"``: features a network can share weights over, a ``Dict`` of ``int8`` ``Box``
+    arrays (the summary ``int16``) computed from the observation above, so just as blind to hidden
+    cards; 0 always means none or unknown. Every column is documented in
+    :mod:`solitaire_env.engine.features`.
+
+    | key           | shape      | columns                                                            |
+    |---------------|------------|--------------------------------------------------------------------|
+    | cards         | (224, 10)  | one row per card slot (160 tableau, 64 waste): state (1 up, 2 down, |
+    |               |            | 3 unseen), rank, suit, colour, area, pile, depth, height (cards on |
+    |               |            | it), movable (a move can take it), to_foundation (a foundation     |
+    |               |            | takes it now)                                                      |
+    | piles         | (10, 5)    | length, face-down cards, run on top, top card's rank and suit      |
+    | foundations   | (8, 3)     | suit, cards on it, rank it takes next                              |
+    | summary       | (9,)       | stock, waste, reserve, reserve face-down, redeals left, base rank, |
+    |               |            | face-down cards, foundation cards, empty piles                     |
+    | action_mask   | (243,)     | as ``info["action_mask"]``                                         |
+
+    ``action_features=True`` adds a table of what each move does, ``(243, 11)`` ``int8``, so a policy
+    can score moves by what they do rather than by their id: in the observation when it is a
+    ``Dict`` (``"dict"``, ``"piles"``), else in ``info["action_features"]``. A row is all 0 for a move
+    the rules do not allow; its columns: allowed (in the mask), card (code of the card that moves, the
+    bottom one of a run), onto (code of the card it lands on), count, from (1 stock, 2 waste, 3
+    reserve, 4 tableau), to (1 stock, 2 waste, 3 pile, 4 empty pile, 5 foundation), from_pile,
+    to_index (pile or foundation slot + 1), uncovers (turns a face-down card up), empties (takes a
+    whole pile), seen (leads to a position seen this episode; the option keeps the positions, as
+    ``track_revisits`` does).
+
     ## Rewards
 
     Cards moved to the foundations by the step / cards not on them at the start (an episode
@@ -88,7 +115,7 @@ class RankAndFileEnv(SolitaireEnv):
     | argument         | default      | meaning                                                   |
     |------------------|--------------|-----------------------------------------------------------|
     | render_mode      | None         | ``"ansi"`` (text table) or ``"rgb_array"`` (picture)      |
-    | obs_mode         | "codes"      | ``"codes"``, ``"dict"`` (with action_mask) or ``"onehot"`` |
+    | obs_mode         | "codes"      | ``"codes"``, ``"dict"`` (with action_mask), ``"onehot"`` or ``"piles"`` |
     | illegal_action   | "penalize"   | ``"penalize"``: no change and a penalty; ``"raise"``: ValueError |
     | illegal_penalty  | 0.01         | subtracted for an illegal action                          |
     | win_bonus        | 0.0          | added on the winning step                                 |
@@ -98,6 +125,7 @@ class RankAndFileEnv(SolitaireEnv):
     | deals            | None         | which deals resets play (below)                           |
     | track_revisits   | False        | keep the episode's positions: ``info["revisit"]`` (above) |
     | no_revisit       | False        | also mask moves back to a seen position: ``info["stuck"]`` |
+    | action_features  | False        | the table of what each move does (Observation, above)     |
 
     ## Deals and starting positions
 
@@ -113,7 +141,8 @@ class RankAndFileEnv(SolitaireEnv):
     ## Version history
 
     - v0: the first version. Added since without changing any default (same deals, observations
-      and rewards): the ``deals``, ``track_revisits`` and ``no_revisit`` arguments.
+      and rewards): the ``deals``, ``track_revisits``, ``no_revisit`` and ``action_features`` arguments
+      and ``obs_mode="piles"``.
     """
 
     variant = RANK_AND_FILE

@@ -35,13 +35,20 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from solitaire_env.engine import core, history
+from solitaire_env.engine import core, features, history
 from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
 from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
 from solitaire_env.engine.history import History
 from solitaire_env.engine.state import check_seed, deal, from_json
 from solitaire_env.engine.variant import Variant
-from solitaire_env.envs.base import OBS_DTYPE, RESET_OPTIONS, check_action, observation_space, set_env_options
+from solitaire_env.envs.base import (
+    DICT_MODES,
+    OBS_DTYPE,
+    RESET_OPTIONS,
+    check_action,
+    observation_space,
+    set_env_options,
+)
 
 VECTOR_RESET_OPTIONS = (*RESET_OPTIONS, "reset_mask")
 
@@ -85,18 +92,19 @@ class SolitaireVectorEnv(VectorEnv):
         deals: Any = None,
         track_revisits: bool = False,
         no_revisit: bool = False,
+        action_features: bool = False,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         set_env_options(self, render_mode=render_mode, obs_mode=obs_mode, illegal_action=illegal_action,
                         illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
                         reveal_bonus=reveal_bonus, ansi_color=ansi_color, track_revisits=track_revisits,
-                        no_revisit=no_revisit)
+                        no_revisit=no_revisit, action_features=action_features)
         v = self.variant
         n = self.num_envs = int(num_envs)
         self.max_episode_steps = check_max_episode_steps(max_episode_steps) or v.max_episode_steps
         self.deals: DealSet | None = deal_set(deals)
-        self.single_observation_space = observation_space(v, obs_mode)
+        self.single_observation_space = observation_space(v, obs_mode, action_features and obs_mode in DICT_MODES)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.single_action_space = spaces.Discrete(v.n_actions)
         self.action_space = BatchedDiscrete(np.full(n, v.n_actions))
@@ -116,6 +124,9 @@ class SolitaireVectorEnv(VectorEnv):
         self.history = History(v, n) if self.track_revisits else None
         self.revisit = np.zeros(n, dtype=bool)
         self.n_rules = np.zeros(n, dtype=np.int64)  # legal moves by the rules alone
+        self.seen = np.zeros((n, v.n_actions if action_features else 0), dtype=np.int8)  # moves back, for features
+        self._features = (features.FeatureArrays(v, n, obs_mode == "piles", self.action_features)
+                          if obs_mode == "piles" or self.action_features else None)
         self._positions: list[int | None] = [None] * n  # in an ordered deal set: each sub-env's last deal
         self._row_starts = np.arange(n, dtype=np.int64) * v.n_actions  # sub-env i's mask in masks.reshape(-1)
         self._rngs: list[np.random.Generator] | None = None
@@ -150,7 +161,7 @@ class SolitaireVectorEnv(VectorEnv):
         self._ready = True
         info = self._info(np.zeros(n, dtype=bool))
         info["deal_seed"] = self.deal_seeds.copy()  # -1 for a sub-env set to a given state
-        return self._encoder(self.codes.copy(), self.masks), info
+        return self._observe(self.codes.copy(), info), info
 
     def set_state(self, i: int, state: dict) -> None:
         """Continue sub-env ``i`` from a JSON position (its step count restarts); ``ValueError`` if invalid."""
@@ -212,7 +223,7 @@ class SolitaireVectorEnv(VectorEnv):
         info = {"action_mask": self.masks, "foundation_cards": self.found.copy(), "is_won": won,
                 "illegal_action": illegal}
         self._history_info(info)
-        return self._encoder(self.codes, self.masks), rewards, terminated, truncated, info
+        return self._observe(self.codes, info), rewards, terminated, truncated, info
 
     def render(self) -> tuple | None:
         from solitaire_env.engine.state import to_json
@@ -242,12 +253,12 @@ class SolitaireVectorEnv(VectorEnv):
             self.found[i] = core.foundation_cards(self.states[i], v.spec)
             self.to_win[i] = max(v.n_cards - self.found[i], 1)
             if self.history is not None:
-                self.revisit[i], self.n_legal[i] = self.history.record(int(i), self.states[i], self.codes[i],
-                                                                       self.masks[i], int(self.n_legal[i]), True,
-                                                                       self.no_revisit)
+                self.revisit[i], self.n_legal[i] = self.history.record(
+                    int(i), self.states[i], self.codes[i], self.masks[i], int(self.n_legal[i]), True, self.no_revisit,
+                    self.seen[i] if self.action_features else None)
         self.steps[indices] = 0
         self.prev_done[indices] = False
-        return self._encoder(self.codes.copy(), self.masks)
+        return self._observe(self.codes.copy(), {})
 
     def get_state(self, i: int) -> dict:
         from solitaire_env.engine.state import to_json
@@ -328,7 +339,17 @@ class SolitaireVectorEnv(VectorEnv):
         v, h = self.variant, self.history
         history.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained, self.revealed,
                            self.n_legal, self.found, clear, h.small, h.keys, h.meta, h.filt, self.revisit,
-                           self.n_rules, self.no_revisit)
+                           self.n_rules, self.seen, self.no_revisit)
+
+    def _observe(self, codes: np.ndarray, info: dict) -> Any:
+        """The observation of every sub-env (``codes``: the caller's copy); the action features go into
+        it when it is a ``Dict``, else into ``info``."""
+        computed = None
+        if self._features is not None:
+            computed = self._features.compute(self.states, self.codes, self.masks, self.seen)
+            if self.action_features and self.obs_mode not in DICT_MODES:
+                info["action_features"] = computed["action_features"]
+        return self._encoder(codes, self.masks, computed)
 
     def _history_info(self, info: dict) -> None:
         if self.track_revisits:

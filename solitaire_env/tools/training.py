@@ -125,11 +125,12 @@ _PRETRAIN_TYPES: dict[str, tuple[type, ...]] = {
 }
 PRETRAIN_AGENTS = ("heuristic",)
 _ENV_KWARGS = {"obs_mode", "illegal_action", "illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus",
-               "max_episode_steps", "track_revisits", "no_revisit"}
+               "max_episode_steps", "track_revisits", "no_revisit", "action_features"}
 _POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim"}
 POLICIES = ("CardCodesPolicy", "MlpPolicy", "MultiInputPolicy")
 # The observation modes each policy reads (SB3's MlpPolicy one-hots a MultiDiscrete itself).
-POLICY_OBS_MODES = {"CardCodesPolicy": ("codes",), "MlpPolicy": ("codes", "onehot"), "MultiInputPolicy": ("dict",)}
+POLICY_OBS_MODES = {"CardCodesPolicy": ("codes",), "MlpPolicy": ("codes", "onehot"),
+                    "MultiInputPolicy": ("dict", "piles")}
 # What a run writes into its directory: what --overwrite deletes, and what marks a directory as holding a run.
 RUN_FILES = ("config.yaml", "summary.json", "pretrain.json", "pretrained_model.zip", "best_model.zip",
              "final_model.zip", "evaluations.npz", "learning_curve.png", "evaluation.json", "evaluation.csv")

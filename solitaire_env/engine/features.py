@@ -1,0 +1,359 @@
+"""Observations a network can share weights over (``obs_mode="piles"``) and per-action features
+(``action_features=True``), compiled.
+
+Both are computed from the default observation's codes (:func:`solitaire_env.engine.core.observe`) and the
+counts every player sees (pile lengths, face-down counts, the foundations), so they hold nothing a
+player at the table does not know. Every array has a fixed shape and small non-negative integer
+entries (``int8``, the summary ``int16``); 0 always means "none" or "unknown".
+
+**cards**, ``(slots, 10)``: one row per place a card can lie in view, in the observation's order:
+every tableau slot (pile ``p``, depth ``k`` at row ``p * capacity + k``), then the waste, then (Rainbow)
+the stock and the reserve, each bottom first.
+
+==  ==============  ===========================================================================
+ 0  state           0 empty slot, 1 face up, 2 face down, 3 in the stock and not seen yet
+ 1  rank            1-13 (Ace to King) for a card seen, else 0
+ 2  suit            1-4 (clubs, diamonds, hearts, spades) for a card seen, else 0
+ 3  colour          1 black, 2 red for a card seen, else 0
+ 4  area            0 tableau, 1 waste, 2 stock, 3 reserve (the slot's, whether a card is there or not)
+ 5  pile            tableau pile + 1, 0 elsewhere
+ 6  depth           the slot's place in its pile or list, 0 at the bottom
+ 7  height          cards lying on this one (0: the top card, and for an empty slot)
+ 8  movable         1 if some move can take this card (with the cards on it): a card of the top
+                    packed run of its pile (in Rainbow, where only whole piles move between piles, the
+                    top card and the bottom card of a pile that is one run), or the top card of the
+                    waste or the reserve
+ 9  to_foundation   1 if it is such a top card and a foundation takes it now
+==  ==============  ===========================================================================
+
+**piles**, ``(piles, 5)``: length, face-down cards, cards in the packed run on top, and the top card's
+rank (1-13) and suit (1-4), 0 for an empty pile. **foundations**, ``(slots, 3)``: suit (1-4, 0 empty),
+cards on it (0-13), and the rank it takes next (1-13, 0 when full; for an empty slot the base rank).
+**summary**, ``(9,)``: stock size, waste size, reserve size, reserve face-down cards, redeals left,
+base rank (1-13), face-down cards on the tableau, cards on the foundations, empty piles.
+
+**Action features**, ``(n_actions, 11)``, all 0 for a move the rules do not allow:
+
+==  ==========  ==================================================================================
+ 0  allowed     1 if the env's action mask allows it (0 for a legal move ``no_revisit`` masks)
+ 1  card        code (1-52, as the observation) of the card that moves, the bottom one of a run;
+                0 for a draw or a redeal
+ 2  onto        code of the card it goes onto: a pile's top or a foundation's top; 0 for an empty
+                pile, an empty foundation, a draw or a redeal
+ 3  count       cards moved (a redeal: the waste's size)
+ 4  from        1 stock, 2 waste, 3 reserve, 4 tableau
+ 5  to          1 stock (redeal), 2 waste (draw), 3 tableau pile, 4 empty pile, 5 foundation
+ 6  from_pile   the source pile + 1 for a move from the tableau, else 0
+ 7  to_index    the target pile or foundation slot + 1, else 0
+ 8  uncovers    1 if a face-down card turns up (under the moved cards, or the reserve's next card)
+ 9  empties     1 if it takes every card of its pile (Rainbow then refills it from the reserve)
+10  seen        1 if it leads to a position seen this episode (see :mod:`solitaire_env.engine.history`)
+==  ==========  ==================================================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solitaire_env.engine import core
+from solitaire_env.engine.jit_cache import drop_stale_cache
+from solitaire_env.engine.variant import (
+    DRAW,
+    HIDDEN,
+    O_BASE,
+    O_DOWN,
+    O_FCNT,
+    O_FSUIT,
+    O_LEN,
+    O_NRES,
+    O_NSTOCK,
+    O_NWASTE,
+    O_REDEALS,
+    O_RESDOWN,
+    OB_FOUND,
+    OB_RES,
+    OB_STOCK,
+    OB_TAB,
+    OB_WASTE,
+    REDEAL,
+    RESERVE_TO_FOUNDATION,
+    RESERVE_TO_TABLEAU,
+    SP_AUTOFILL,
+    SP_CAP,
+    SP_FOUND,
+    SP_N_ACTIONS,
+    SP_PILES,
+    SP_REDEALS,
+    SP_RES_CAP,
+    SP_STATE_SIZE,
+    SP_STOCK_CAP,
+    SP_WHOLE,
+    TABLEAU_TO_EMPTY,
+    TABLEAU_TO_FOUNDATION,
+    WASTE_TO_EMPTY,
+    WASTE_TO_FOUNDATION,
+    WASTE_TO_TABLEAU,
+    Variant,
+)
+
+_jit = njit(cache=True, nogil=True)
+
+CARD_FEATURES = ("state", "rank", "suit", "colour", "area", "pile", "depth", "height", "movable", "to_foundation")
+PILE_FEATURES = ("length", "face_down", "run", "top_rank", "top_suit")
+FOUNDATION_FEATURES = ("suit", "cards", "next_rank")
+SUMMARY_FEATURES = ("stock", "waste", "reserve", "reserve_face_down", "redeals_left", "base_rank",
+                    "face_down", "foundation_cards", "empty_piles")
+ACTION_FEATURES = ("allowed", "card", "onto", "count", "from", "to", "from_pile", "to_index", "uncovers",
+                   "empties", "seen")
+F_STATE, F_RANK, F_SUIT, F_COLOUR, F_AREA, F_PILE, F_DEPTH, F_HEIGHT, F_MOVABLE, F_UP = range(len(CARD_FEATURES))
+UP, DOWN, UNSEEN = 1, 2, 3  # card states
+AREA_TABLEAU, AREA_WASTE, AREA_STOCK, AREA_RESERVE = range(4)
+FROM_STOCK, FROM_WASTE, FROM_RESERVE, FROM_TABLEAU = 1, 2, 3, 4
+TO_STOCK, TO_WASTE, TO_PILE, TO_EMPTY, TO_FOUNDATION = 1, 2, 3, 4, 5
+
+
+def card_slots(v: Variant) -> int:
+    """Rows of the ``cards`` array: tableau slots, waste, (with redeals) stock, reserve."""
+    return v.piles * v.pile_capacity + v.stock_capacity * (2 if v.redeals else 1) + v.reserve
+
+
+def highs(v: Variant) -> dict[str, np.ndarray]:
+    """The largest value of every entry of each array (for the observation space; at least 1, where a
+    game has no such thing, so no entry's range is a single value)."""
+    longest = max(v.pile_capacity, v.stock_capacity, v.reserve)
+    card = np.array([3, 13, 4, 2, 3, v.piles, longest - 1, longest - 1, 1, 1], dtype=np.int64)
+    pile = np.array([v.pile_capacity, v.pile_capacity, v.pile_capacity, 13, 4], dtype=np.int64)
+    summary = np.array([v.stock_capacity, v.stock_capacity, v.reserve, v.reserve, v.redeals, 13,
+                        v.piles * v.pile_capacity, v.n_cards, v.piles], dtype=np.int64)
+    return {"cards": np.broadcast_to(np.maximum(card, 1), (card_slots(v), len(card))).copy(),
+            "piles": np.broadcast_to(pile, (v.piles, len(pile))).copy(),
+            "foundations": np.broadcast_to(np.array([4, 13, 13]), (v.foundations, 3)).copy(),
+            "summary": np.maximum(summary, 1)}
+
+
+def template(v: Variant) -> np.ndarray:
+    """The ``cards`` array of an empty table: the columns a slot fixes (area, pile, depth), 0 elsewhere.
+    :func:`observe_piles` starts from a copy and fills in the slots that hold a card."""
+    rows = []
+    for p in range(v.piles):
+        rows += [(AREA_TABLEAU, p + 1, k) for k in range(v.pile_capacity)]
+    rows += [(AREA_WASTE, 0, k) for k in range(v.stock_capacity)]
+    if v.redeals:
+        rows += [(AREA_STOCK, 0, k) for k in range(v.stock_capacity)]
+    rows += [(AREA_RESERVE, 0, k) for k in range(v.reserve)]
+    out = np.zeros((len(rows), len(CARD_FEATURES)), dtype=np.int8)
+    out[:, [F_AREA, F_PILE, F_DEPTH]] = rows
+    return out
+
+
+# The columns state, rank, suit, colour of each observation code (53: face down; the stock's unseen
+# cards get UNSEEN instead).
+_IDENTITY = np.zeros((HIDDEN + 1, 4), dtype=np.int8)
+for _code in range(1, HIDDEN):
+    _IDENTITY[_code] = (UP, (_code - 1) % 13 + 1, (_code - 1) // 13 + 1, 2 if (_code - 1) // 13 in (1, 2) else 1)
+_IDENTITY[HIDDEN] = (DOWN, 0, 0, 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fill(cards, row, codes, start, n, unseen) -> None:
+    """The ``n`` cards of a pile or list whose slots start at row ``row`` and code ``codes[start]``."""
+    for k in range(n):
+        code = codes[start + k]
+        cards[row + k, F_STATE] = UNSEEN if unseen and code == HIDDEN else _IDENTITY[code, 0]
+        cards[row + k, F_RANK] = _IDENTITY[code, 1]
+        cards[row + k, F_SUIT] = _IDENTITY[code, 2]
+        cards[row + k, F_COLOUR] = _IDENTITY[code, 3]
+        cards[row + k, F_HEIGHT] = n - 1 - k
+
+
+@_jit
+def observe_piles(s, sp, codes, empty, cards, piles, found, summary) -> None:
+    """Write the ``piles`` observation (module doc) of position ``s`` whose default observation is
+    ``codes``; ``empty``: :func:`template`."""
+    n_piles, cap, stock_cap = sp[SP_PILES], sp[SP_CAP], sp[SP_STOCK_CAP]
+    flat, source = cards.reshape(-1), empty.reshape(-1)
+    for k in range(flat.shape[0]):  # one flat loop: a slice assignment, or a loop per row, is many times slower
+        flat[k] = source[k]
+    whole = sp[SP_WHOLE] != 0
+    accepts = core._foundation_accepts(s, sp)  # bit c: a foundation takes card c (one call for every top)
+    face_down, n_empty = 0, 0
+    for p in range(n_piles):
+        n, d = s[sp[O_LEN] + p], s[sp[O_DOWN] + p]
+        face_down += d
+        piles[p, 0], piles[p, 1] = n, d
+        if n == 0:
+            n_empty += 1
+            piles[p, 2], piles[p, 3], piles[p, 4] = 0, 0, 0
+            continue
+        run = core.run_length(s, sp, p)
+        row = p * cap
+        _fill(cards, row, codes, sp[OB_TAB] + row, n, False)
+        top = codes[sp[OB_TAB] + row + n - 1]
+        piles[p, 2], piles[p, 3], piles[p, 4] = run, _IDENTITY[top, 1], _IDENTITY[top, 2]
+        # Movable: any card of the top run; where only whole piles move, the top card (to a foundation)
+        # and the bottom card of a pile that is one run.
+        if whole:
+            cards[row + n - 1, F_MOVABLE] = 1
+            if run == n:
+                cards[row, F_MOVABLE] = 1
+        else:
+            for k in range(n - run, n):
+                cards[row + k, F_MOVABLE] = 1
+        cards[row + n - 1, F_UP] = (accepts >> (top - 1)) & 1
+    first = n_piles * cap
+    nw = s[sp[O_NWASTE]]
+    _fill(cards, first, codes, sp[OB_WASTE], nw, False)
+    if nw > 0:
+        cards[first + nw - 1, F_MOVABLE] = 1
+        cards[first + nw - 1, F_UP] = (accepts >> core.waste_top(s, sp)) & 1
+    first += stock_cap
+    if sp[SP_REDEALS] > 0:
+        _fill(cards, first, codes, sp[OB_STOCK], s[sp[O_NSTOCK]], True)
+        first += stock_cap
+    nr = s[sp[O_NRES]]
+    if sp[SP_RES_CAP] > 0 and nr > 0:
+        _fill(cards, first, codes, sp[OB_RES], nr, False)
+        cards[first + nr - 1, F_MOVABLE] = 1
+        cards[first + nr - 1, F_UP] = (accepts >> core.reserve_top(s, sp)) & 1
+    base = s[sp[O_BASE]]
+    for f in range(sp[SP_FOUND]):
+        n = s[sp[O_FCNT] + f]
+        found[f, 0] = s[sp[O_FSUIT] + f] + 1 if n > 0 else 0
+        found[f, 1] = n
+        found[f, 2] = (base + n) % 13 + 1 if n < 13 else 0
+    summary[0], summary[1] = s[sp[O_NSTOCK]], nw
+    summary[2], summary[3] = nr, s[sp[O_RESDOWN]]
+    summary[4], summary[5] = s[sp[O_REDEALS]], base + 1
+    summary[6], summary[7], summary[8] = face_down, core.foundation_cards(s, sp), n_empty
+
+
+@_jit
+def action_features(s, sp, actions, codes, mask, seen, out, scratch, candidates) -> None:
+    """Write the action features (module doc) of position ``s`` (observation ``codes``) into ``out``.
+    ``mask``: the env's action mask; ``seen[a]``: 1 where a legal move leads to a position seen this
+    episode (the moves ``no_revisit`` masks: legal by the rules though not in ``mask``), or an empty
+    array. ``scratch``: a state array; ``candidates``: int64 work space of ``n_actions``."""
+    cap = sp[SP_CAP]
+    have_seen = seen.shape[0] > 0
+    flat = out.reshape(-1)
+    for k in range(flat.shape[0]):  # one flat loop (a loop per row is many times slower)
+        flat[k] = 0
+    # The moves to describe, listed without a branch per action (as history.record does).
+    found = 0
+    for a in range(sp[SP_N_ACTIONS]):
+        candidates[found] = a
+        found += (mask[a] != 0) | (have_seen and seen[a] != 0)
+    for c in range(found):
+        a = candidates[c]
+        row = out[a]
+        was_seen = have_seen and seen[a] != 0
+        target, count = core.resolve(s, sp, actions, a)
+        if count == 0:
+            continue
+        kind, src = actions[a, 0], actions[a, 1]
+        row[0], row[3], row[10] = mask[a] != 0, count, was_seen
+        if kind == DRAW:
+            row[4], row[5] = FROM_STOCK, TO_WASTE
+            continue
+        if kind == REDEAL:
+            row[4], row[5] = FROM_WASTE, TO_STOCK
+            continue
+        if kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU or kind == WASTE_TO_EMPTY:
+            row[4], row[1] = FROM_WASTE, codes[sp[OB_WASTE] + s[sp[O_NWASTE]] - 1]
+        elif kind == RESERVE_TO_FOUNDATION or kind == RESERVE_TO_TABLEAU:
+            nr = s[sp[O_NRES]]
+            row[4], row[1] = FROM_RESERVE, codes[sp[OB_RES] + nr - 1]
+            # No reserve shows a face-down top: the next card turns up when one lies under this one.
+            row[8] = nr >= 2 and s[sp[O_RESDOWN]] >= nr - 1
+        else:
+            n, d = s[sp[O_LEN] + src], s[sp[O_DOWN] + src]
+            row[4], row[6], row[1] = FROM_TABLEAU, src + 1, codes[sp[OB_TAB] + src * cap + n - count]
+            row[9] = count == n
+            if n - count == d and d > 0:
+                row[8] = 1  # no pile shows a face-down top: the card under the moved ones turns up
+            elif count == n and sp[SP_AUTOFILL] != 0:  # the reserve may refill the pile: play it to see
+                for k in range(s.shape[0]):
+                    scratch[k] = s[k]
+                core.apply_action(scratch, sp, actions, a)
+                row[8] = core.hidden_cards(scratch, sp) < core.hidden_cards(s, sp)
+        row[7] = target + 1
+        if kind == WASTE_TO_FOUNDATION or kind == RESERVE_TO_FOUNDATION or kind == TABLEAU_TO_FOUNDATION:
+            row[5], row[2] = TO_FOUNDATION, codes[sp[OB_FOUND] + target]
+        elif kind == WASTE_TO_EMPTY or kind == TABLEAU_TO_EMPTY:
+            row[5] = TO_EMPTY
+        else:
+            row[5], row[2] = TO_PILE, codes[sp[OB_TAB] + target * cap + s[sp[O_LEN] + target] - 1]
+
+
+def _features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles, found, summary, act_out,
+                    want_piles, want_actions) -> None:
+    """:func:`observe_piles` and :func:`action_features` of every game (arrays not wanted may have no
+    columns; ``seen`` has none when the env keeps no history)."""
+    scratch = np.empty(sp[SP_STATE_SIZE], dtype=np.int8)
+    candidates = np.empty(sp[SP_N_ACTIONS], dtype=np.int64)
+    for i in range(states.shape[0]):
+        if want_piles:
+            observe_piles(states[i], sp, codes[i], empty, cards[i], piles[i], found[i], summary[i])
+        if want_actions:
+            action_features(states[i], sp, actions, codes[i], masks[i], seen[i], act_out[i], scratch, candidates)
+
+
+features_batch_serial = _jit(_features_batch)
+
+
+def features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles, found, summary, act_out, want_piles,
+                   want_actions) -> None:
+    """:func:`_features_batch`, in threads for large batches (as :func:`solitaire_env.engine.core.step_batch`)."""
+    if len(states) < core.PARALLEL_MIN_BATCH:
+        features_batch_serial(states, sp, actions, codes, masks, seen, empty, cards, piles, found, summary, act_out,
+                              want_piles, want_actions)
+        return
+    core._in_chunks(features_batch_serial, (states, codes, masks, seen, cards, piles, found, summary, act_out),
+                    (sp, actions, empty, want_piles, want_actions),
+                    lambda b, s: (b[0], s[0], s[1], b[1], b[2], b[3], s[2], *b[4:], s[3], s[4]))
+
+
+def action_highs(v: Variant) -> np.ndarray:
+    """The largest value of each action feature column."""
+    return np.array([1, 52, 52, max(v.stock_capacity, 13), 4, 5, v.piles, max(v.piles, v.foundations), 1, 1, 1],
+                    dtype=np.int64)
+
+
+PILES_KEYS = ("cards", "piles", "foundations", "summary")
+
+
+class FeatureArrays:
+    """The arrays ``obs_mode="piles"`` (``piles``) and ``action_features`` (``actions``) fill for ``n``
+    envs; :meth:`compute` writes fresh ones (the caller owns what it returns)."""
+
+    def __init__(self, variant: Variant, n: int, piles: bool, actions: bool) -> None:
+        self.variant, self.n, self.piles, self.actions = variant, n, piles, actions
+        v = variant
+        self._shapes = {"cards": ((card_slots(v), len(CARD_FEATURES)), np.int8),
+                        "piles": ((v.piles, len(PILE_FEATURES)), np.int8),
+                        "foundations": ((v.foundations, len(FOUNDATION_FEATURES)), np.int8),
+                        "summary": ((len(SUMMARY_FEATURES),), np.int16),
+                        "action_features": ((v.n_actions, len(ACTION_FEATURES)), np.int8)}
+        self._none = {k: np.zeros((n,) + tuple(0 for _ in shape), dtype=dtype) for k, (shape, dtype) in
+                      self._shapes.items()}
+        self._template = template(v)
+
+    def compute(self, states: np.ndarray, codes: np.ndarray, masks: np.ndarray, seen: np.ndarray) -> dict:
+        """The wanted arrays for the positions ``states`` (``(n, state_size)``), with their observation
+        ``codes``, action ``masks`` and the history's ``seen`` flags (``(n, 0)`` when no history is kept)."""
+        out = {}
+        for key, (shape, dtype) in self._shapes.items():
+            wanted = self.actions if key == "action_features" else self.piles
+            out[key] = np.empty((self.n,) + shape, dtype=dtype) if wanted else self._none[key]
+        v = self.variant
+        features_batch(states, v.spec, v.actions, codes, masks, seen, self._template, out["cards"], out["piles"],
+                       out["foundations"], out["summary"], out["action_features"], self.piles, self.actions)
+        return {k: a for k, a in out.items() if (self.actions if k == "action_features" else self.piles)}
+
+
+drop_stale_cache(__name__)
+
+__all__ = ["ACTION_FEATURES", "CARD_FEATURES", "FOUNDATION_FEATURES", "PILE_FEATURES", "SUMMARY_FEATURES",
+           "FeatureArrays", "action_features", "action_highs", "card_slots", "features_batch", "highs",
+           "observe_piles"]

@@ -1,0 +1,210 @@
+"""``obs_mode="piles"`` and ``action_features``: every column against the position's JSON, the default
+observation, the legal moves, and what playing each move on a copy does."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import solitaire_env  # noqa: F401  (registers the envs)
+from solitaire_env.engine import core
+from solitaire_env.engine.cards import RANKS, card_from_str
+from solitaire_env.engine.features import ACTION_FEATURES, CARD_FEATURES, PILE_FEATURES, SUMMARY_FEATURES
+from solitaire_env.engine.history import position_key
+from solitaire_env.engine.variant import TABLEAU_TO_FOUNDATION, WASTE_TO_FOUNDATION
+
+ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
+C = {name: k for k, name in enumerate(CARD_FEATURES)}
+A = {name: k for k, name in enumerate(ACTION_FEATURES)}
+AREA_CODE = {"stock": 1, "waste": 2, "reserve": 3, "tableau": 4}
+
+
+def positions(env_id: str, episodes: int = 3, steps: int = 150, **kwargs):
+    """(env, obs, info) along random play of a few deals, with the features on."""
+    env = gym.make(env_id, obs_mode="piles", action_features=True, max_episode_steps=10_000, **kwargs)
+    rng = np.random.default_rng(2)
+    for seed in range(episodes):
+        obs, info = env.reset(seed=seed)
+        for _ in range(steps):
+            yield env, obs, info
+            legal = np.flatnonzero(info["action_mask"])
+            if not legal.size:
+                break
+            obs, _, terminated, truncated, info = env.step(int(rng.choice(legal)))
+            if terminated or truncated:
+                break
+
+
+def card_code(text: str) -> int:
+    return card_from_str(text.lstrip("#")) + 1
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_card_rows_follow_the_position(env_id):
+    checked = 0
+    for env, obs, _ in positions(env_id):
+        u = env.unwrapped
+        v, state = u.variant, u.get_state()
+        cards = obs["cards"]
+        rows = [("tableau", p, k, pile) for p, pile in enumerate(state["tableau"]) for k in range(v.pile_capacity)]
+        rows += [("waste", None, k, state["waste"]) for k in range(v.stock_capacity)]
+        if v.redeals:
+            rows += [("stock", None, k, state["stock"]) for k in range(v.stock_capacity)]
+        rows += [("reserve", None, k, state["reserve"]) for k in range(v.reserve)]
+        assert len(rows) == len(cards)
+        seen_stock = state["redeals_left"] < v.redeals
+        for row, (area, p, k, items) in zip(cards, rows, strict=True):
+            assert row[C["area"]] == ["tableau", "waste", "stock", "reserve"].index(area)
+            assert row[C["pile"]] == (p + 1 if p is not None else 0) and row[C["depth"]] == k
+            if k >= len(items):
+                assert not row[[C["state"], C["rank"], C["suit"], C["colour"], C["height"], C["movable"],
+                                C["to_foundation"]]].any()
+                continue
+            assert row[C["height"]] == len(items) - 1 - k
+            hidden = items[k].startswith("#") or (area == "stock" and not seen_stock)
+            if hidden:
+                assert row[C["state"]] == (3 if area == "stock" else 2)
+                assert not row[[C["rank"], C["suit"], C["colour"]]].any()
+            else:
+                card = card_from_str(items[k])
+                assert row[C["state"]] == 1
+                assert (row[C["rank"]], row[C["suit"]]) == (card % 13 + 1, card // 13 + 1)
+                assert row[C["colour"]] == (2 if card // 13 in (1, 2) else 1)
+            checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_movable_and_to_foundation_agree_with_the_legal_moves(env_id):
+    """Every card a legal move takes (the bottom one of what moves) is movable, and a card can go to a
+    foundation exactly when a legal move takes it there."""
+    for env, obs, info in positions(env_id):
+        u = env.unwrapped
+        v, s = u.variant, u.game.state
+        cards = obs["cards"]
+        takes = set()
+        to_foundation = set()
+        for a in np.flatnonzero(info["action_mask"]):
+            move = u.decode_action(int(a))
+            if move.source == "tableau":
+                n = len(u.get_state()["tableau"][move.source_index])
+                row = move.source_index * v.pile_capacity + n - move.count
+                takes.add(row)
+                if v.actions[a, 0] == TABLEAU_TO_FOUNDATION:
+                    to_foundation.add(row)
+            elif move.source == "waste":
+                row = v.piles * v.pile_capacity + len(u.get_state()["waste"]) - 1
+                takes.add(row)
+                if v.actions[a, 0] == WASTE_TO_FOUNDATION:
+                    to_foundation.add(row)
+        movable = set(np.flatnonzero(cards[:, C["movable"]]).tolist())
+        assert takes <= movable
+        up = set(np.flatnonzero(cards[:, C["to_foundation"]]).tolist())
+        reserve_up = {r for r in up if cards[r, C["area"]] == 3}
+        assert up - reserve_up == to_foundation
+        for p in range(v.piles):
+            pile = cards[p * v.pile_capacity:(p + 1) * v.pile_capacity]
+            run = core.run_length(s, v.spec, p)
+            n = obs["piles"][p, 0]
+            flagged = np.flatnonzero(pile[:, C["movable"]]).tolist()
+            if v.whole_pile_moves:  # the top card (to a foundation), or a pile that is one run, whole
+                assert flagged == sorted({n - 1} | ({0} if run == n else set())) if n else not flagged
+            else:
+                assert flagged == list(range(n - run, n))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_piles_foundations_and_summary_follow_the_position(env_id):
+    for env, obs, _ in positions(env_id, steps=80):
+        u = env.unwrapped
+        v, state = u.variant, u.get_state()
+        for p, pile in enumerate(state["tableau"]):
+            down = sum(c.startswith("#") for c in pile)
+            length, face_down, run, top_rank, top_suit = obs["piles"][p]
+            assert (length, face_down) == (len(pile), down)
+            assert run == core.run_length(u.game.state, v.spec, p)
+            top = card_from_str(pile[-1]) if pile else None
+            assert (top_rank, top_suit) == ((top % 13 + 1, top // 13 + 1) if pile else (0, 0))
+        base = RANKS.index(state["base_rank"]) if state["base_rank"] else 0
+        for f, cards in enumerate(state["foundations"]):
+            suit, height, next_rank = obs["foundations"][f]
+            assert height == len(cards)
+            assert suit == (card_from_str(cards[0]) // 13 + 1 if cards else 0)
+            assert next_rank == ((base + len(cards)) % 13 + 1 if len(cards) < 13 else 0)
+        summary = dict(zip(SUMMARY_FEATURES, obs["summary"], strict=True))
+        reserve = state["reserve"] or []
+        assert summary == {
+            "stock": len(state["stock"]), "waste": len(state["waste"]), "reserve": len(reserve),
+            "reserve_face_down": sum(c.startswith("#") for c in reserve), "redeals_left": state["redeals_left"],
+            "base_rank": base + 1, "face_down": sum(c.startswith("#") for p in state["tableau"] for c in p),
+            "foundation_cards": sum(map(len, state["foundations"])),
+            "empty_piles": sum(not p for p in state["tableau"]),
+        }
+        assert obs["piles"].shape == (v.piles, len(PILE_FEATURES))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("no_revisit", [False, True])
+def test_action_features_say_what_each_move_does(env_id, no_revisit):
+    """Each move the rules allow, played on a copy: cards moved, a card turned up, a pile taken whole,
+    the card that moves and the one it lands on, its areas and indices, and whether the position it
+    leads to was seen (keys of every position of the episode, kept here)."""
+    checked = masked = 0
+    seen: set[int] = set()
+    for env, obs, info in positions(env_id, no_revisit=no_revisit):
+        u = env.unwrapped
+        v, game, state = u.variant, u.game, u.get_state()
+        if "deal_seed" in info:  # a new episode
+            seen = set()
+        seen.add(int(position_key(game.observation(), v.spec)))
+        features = obs["action_features"]
+        rules = game.action_mask()
+        assert not features[rules == 0].any()
+        for a in np.flatnonzero(rules):
+            row = dict(zip(ACTION_FEATURES, features[a].tolist(), strict=True))
+            move = game.decode(int(a))
+            child = game.copy()
+            moved = child.play(int(a))
+            key = int(position_key(child.observation(), v.spec))
+            assert row["allowed"] == info["action_mask"][a]
+            assert row["seen"] == (key in seen)
+            masked += row["seen"] and not row["allowed"]
+            assert row["count"] == moved == move.count
+            assert row["uncovers"] == (child.hidden_cards < game.hidden_cards)
+            assert row["from"] == AREA_CODE[move.source]
+            assert row["from_pile"] == (move.source_index + 1 if move.source == "tableau" else 0)
+            source = {"stock": [], "waste": state["waste"], "reserve": state["reserve"] or []}.get(
+                move.source, state["tableau"][move.source_index] if move.source == "tableau" else [])
+            assert row["empties"] == (move.source == "tableau" and move.count == len(source))
+            if move.source in ("stock",) or (move.source == "waste" and move.target == "stock"):
+                assert (row["card"], row["onto"], row["to"]) == (0, 0, 2 if move.source == "stock" else 1)
+                continue
+            assert row["card"] == card_code(source[len(source) - move.count])
+            if move.target == "foundation":
+                target = state["foundations"][move.target_index]
+                assert (row["to"], row["to_index"]) == (5, move.target_index + 1)
+                assert row["onto"] == (card_code(target[-1]) if target else 0)
+            else:
+                target = state["tableau"][move.target_index]
+                assert row["to"] == (3 if target else 4) and row["to_index"] == move.target_index + 1
+                assert row["onto"] == (card_code(target[-1]) if target else 0)
+            checked += 1
+    assert checked > (100 if env_id == "Rainbow-v0" else 1000)
+    if no_revisit and env_id != "Rainbow-v0":
+        assert masked > 0
+
+
+def test_maskable_ppo_trains_on_the_piles_observation():
+    """MultiInputPolicy reads the Dict of arrays (with the action features) through the SB3 adapter."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from solitaire_env.envs.sb3 import make_sb3_vec_env
+
+    venv = make_sb3_vec_env("Rainbow-v0", n_envs=2, seed=0, obs_mode="piles", action_features=True, no_revisit=True)
+    model = MaskablePPO("MultiInputPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=0)
+    before = [p.detach().clone() for p in model.policy.parameters()]
+    model.learn(64)
+    assert model.num_timesteps == 64
+    assert any(not (a == b.detach()).all() for a, b in zip(before, model.policy.parameters(), strict=True))
