@@ -388,6 +388,7 @@ def make_labels(game: str, jobs: int = 1, out_dir: str | os.PathLike = DATA_DIR,
     out.mkdir(parents=True, exist_ok=True)
     deals = list(deals)
     results: list[DealResult] = []
+    each_pass = []  # each pass's own summary, over the deals it searched
     seeds = deals
     for k, options in enumerate(LABEL_PASSES, start=1):
         if not seeds:
@@ -396,6 +397,7 @@ def make_labels(game: str, jobs: int = 1, out_dir: str | os.PathLike = DATA_DIR,
         done = read_results(part) if part.exists() else []
         if [r.seed for r in done] != sorted(seeds):
             done = solve_deals(game, seeds, options, jobs=jobs, progress=progress, csv_path=str(part), attempt=k)
+        each_pass.append(summarize(game, done, options.time_limit))
         results = merge_results(results, done)
         seeds = [r.seed for r in done if r.result == "unknown"]
     write_results(out / f"{game}.csv.gz", results)
@@ -403,6 +405,7 @@ def make_labels(game: str, jobs: int = 1, out_dir: str | os.PathLike = DATA_DIR,
     summary["command"] = f"solitaire-env label-deals {game}"
     summary["solver_options"] = [{"max_nodes": o.max_nodes, "time_limit": o.time_limit, "memory_mb": o.memory_mb}
                                  for o in LABEL_PASSES]
+    summary["each_pass"] = each_pass
     (out / f"{game}.json").write_text(json.dumps(summary, indent=1) + "\n")
     for k in range(1, len(LABEL_PASSES) + 1):  # the pass files were only there to resume
         (out / f"{game}-pass{k}.csv").unlink(missing_ok=True)
