@@ -16,11 +16,11 @@ import csv
 import os
 import statistics
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from solitaire_env.engine.games import get_variant
+from solitaire_env.parallel import Backend, TaskError, run_tasks
 from solitaire_env.solver import SolveOptions, solve
 from solitaire_env.tools.evaluation import wilson_interval
 
@@ -91,74 +91,97 @@ def merge_results(earlier: Iterable[DealResult], later: Iterable[DealResult]) ->
 
 
 def write_results(csv_path: str, results: Iterable[DealResult]) -> None:
-    with open(csv_path, "w", newline="") as f:
+    # Written beside, then moved over: an interruption never leaves the file with fewer rows than it had.
+    partial = f"{csv_path}.partial"
+    with open(partial, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         writer.writerows(asdict(r) for r in results)
+    os.replace(partial, csv_path)
 
 
-def _solve_one(task: tuple[str, int, SolveOptions]) -> DealResult:
-    game, seed, options = task
+def _solve_one(context: tuple[str, SolveOptions], seed: int) -> DealResult:
+    game, options = context
     r = solve(game, seed=seed, options=options)
     return DealResult(seed, r.result, r.reason, r.nodes, round(r.seconds, 4), r.solution_length, r.best_foundation)
 
 
-def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = None, jobs: int = 1,
-                progress: bool = False, csv_path: str | None = None, **overrides: Any) -> list[DealResult]:
-    """Solve every deal in ``seeds``; results in seed order. ``jobs`` worker processes (1: this process).
+def _failed(seed: int, error: str) -> DealResult:
+    """The row of a deal whose task failed: undecided, with the error as its reason (``--retry`` runs it again)."""
+    return DealResult(seed=seed, result="unknown", reason=f"error: {error}", nodes=0, seconds=0.0, solution_length=0,
+                      best_foundation=0)
 
-    Each deal is solved by :func:`~solitaire_env.solver.solve` with ``options`` (default
+
+def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = None, jobs: int = 1,
+                progress: bool = False, csv_path: str | None = None, backend: Backend | None = None,
+                resume: bool = False, **overrides: Any) -> list[DealResult]:
+    """Solve every deal in ``seeds``; results in the order of ``seeds``.
+
+    Where: ``backend`` (:class:`~solitaire_env.parallel.Backend`: this process, local processes or
+    Ray), else ``jobs`` worker processes (1: this process). Each deal is solved by
+    :func:`~solitaire_env.solver.solve` with ``options`` (default
     ``SolveOptions(memory_mb=DEALS_MEMORY_MB)``), any of whose fields ``overrides`` replace. With agent
     guidance and no ``playout`` given, the noisy heuristic agent plays the playouts
     (:func:`agents.heuristic.playout`): this layer, unlike the solver, may use the agents.
+
+    ``csv_path`` gets one row per deal as each finishes (an interrupted run keeps every finished
+    deal), then, at the end, all rows in the order of ``seeds``. ``resume``: the deals already in
+    ``csv_path`` are kept, not solved again. A deal whose task failed (an exception, or under Ray a
+    worker that died on every retry) is ``unknown`` with reason ``error: ...``.
     """
     variant = get_variant(game)
-    seeds = list(seeds)
-    if jobs < 1:
-        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    seeds = list(dict.fromkeys(seeds))  # a deal named twice is solved once
+    if backend is None:
+        if jobs < 1:
+            raise ValueError(f"jobs must be at least 1, got {jobs}")
+        backend = Backend(jobs=jobs)
     options = replace(options or SolveOptions(memory_mb=DEALS_MEMORY_MB), **overrides).for_game(variant)
     if options.agent_guidance and options.playout is None:
         from agents.heuristic import playout  # the agents import the engine: loaded only when needed
 
         options = replace(options, playout=playout)
-    tasks = [(variant.name, s, options) for s in seeds]
-    out = open(csv_path, "w", newline="") if csv_path else None  # noqa: SIM115 (rows written as they come)
+    wanted = set(seeds)
+    done: dict[int, DealResult] = {}
+    if resume and csv_path and os.path.exists(csv_path):
+        done = {r.seed: r for r in read_results(csv_path) if r.seed in wanted}
+    todo = [s for s in seeds if s not in done]
+    out = open(csv_path, "a" if done else "w", newline="") if csv_path else None  # noqa: SIM115 (rows as they come)
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
-    if writer:
+    if writer and not done:
         writer.writeheader()
     bar = None
     if progress:
         try:
             from tqdm import tqdm
 
-            bar = tqdm(total=len(tasks), desc=f"solve {variant.name}", unit="deal")
+            bar = tqdm(total=len(seeds), initial=len(seeds) - len(todo), desc=f"solve {variant.name}", unit="deal")
         except ImportError:
             bar = None
-    results: list[DealResult] = []
+    results = dict(done)
+    won = sum(r.result == "won" for r in done.values())
+    unknown = sum(r.result == "unknown" for r in done.values())
     try:
-        if jobs == 1:
-            stream = map(_solve_one, tasks)
-            pool = None
-        else:
-            pool = ProcessPoolExecutor(max_workers=jobs)
-            stream = pool.map(_solve_one, tasks, chunksize=1)
-        for r in stream:
-            results.append(r)
+        for i, r in run_tasks(_solve_one, todo, context=(variant.name, options), backend=backend):
+            if isinstance(r, TaskError):
+                r = _failed(todo[i], r.error)
+            results[r.seed] = r
+            won += r.result == "won"
+            unknown += r.result == "unknown"
             if writer:
                 writer.writerow(asdict(r))
                 out.flush()
             if bar is not None:
                 bar.update(1)
-                won = sum(x.result == "won" for x in results)
-                bar.set_postfix(won=won, unknown=sum(x.result == "unknown" for x in results))
-        if pool is not None:
-            pool.shutdown()
+                bar.set_postfix(won=won, unknown=unknown)
     finally:
         if bar is not None:
             bar.close()
         if out:
             out.close()
-    return results
+    ordered = [results[s] for s in seeds]
+    if csv_path:
+        write_results(csv_path, ordered)  # finished: the rows in seed order, as a one-process run writes them
+    return ordered
 
 
 def summarize(game: str, results: list[DealResult], time_limit: float | None) -> dict:
