@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -35,9 +36,9 @@ R = TypeVar("R")
 
 RAY_HINT = "pip install 'solitaire-env[ray]'"
 # Test hook, read by the driver and passed to each Ray task (so it reaches workers of a cluster started
-# before it was set): JSON {"dir": DIR, "exit_once": [i, ...], "exit": [j, ...]}: the worker running
-# task i dies (os._exit) on the task's first attempt (a marker file in DIR remembers it), the one
-# running task j on every attempt.
+# before it was set): JSON {"dir": DIR, "exit_once": [i, ...], "exit": [j, ...], "raise": [k, ...]}: the
+# worker running task i dies (os._exit) on the task's first attempt (a marker file in DIR remembers it),
+# the one running task j on every attempt; task k raises.
 FAULTS_ENV = "SOLITAIRE_ENV_TEST_FAULTS"
 
 
@@ -99,7 +100,10 @@ def run_tasks(fn: Callable[[Any, T], R], tasks: Sequence[T], context: Any = None
 
 def _error_text(e: BaseException) -> str:
     """One line: the exception's type and the first line of its message (Ray's run to pages)."""
-    lines = str(e).strip().splitlines()
+    cause = getattr(e, "cause", None)  # a RayTaskError wraps what the task raised
+    if isinstance(cause, BaseException):
+        e = cause
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip().splitlines()
     return f"{type(e).__name__}: {lines[0] if lines else ''}"[:300]
 
 
@@ -173,6 +177,8 @@ def _inject_fault(faults: dict | None, index: int) -> None:
         return
     if index in faults.get("exit", ()):
         os._exit(1)
+    if index in faults.get("raise", ()):
+        raise RuntimeError(f"fault injected into task {index}")
     if index in faults.get("exit_once", ()):
         marker = os.path.join(faults["dir"], f"task-{index}")
         if not os.path.exists(marker):
@@ -184,7 +190,10 @@ def _ray_task(fn: Callable[[Any, T], R], boxed_context: list, task: T, index: in
               faults: dict | None) -> R | TaskError:
     # The context's reference comes in a list so that Ray passes the reference, not the object.
     context = _worker_context(boxed_context[0])
-    _inject_fault(faults, index)
+    try:
+        _inject_fault(faults, index)
+    except RuntimeError as e:
+        return TaskError(_error_text(e))
     return _call(fn, context, task)
 
 
