@@ -100,13 +100,19 @@ def test_evaluate_on_ray_gives_the_same_figures_and_files(tmp_path, capsys, tiny
     args = ["evaluate", "--env", "Rainbow-v0", "--agent", "random", "--agent", "heuristic", "--agent",
             f"sample:{tiny_checkpoint}", "--episodes", "10", "--seed", "40", "--no-progress",
             "--env-kwargs", '{"max_episode_steps": 30}']  # short episodes: the one-hot policy takes ms a step
-    assert main([*args, "--csv", str(tmp_path / "local.csv"), "--json", str(tmp_path / "local.json")]) == 0
-    table_local = capsys.readouterr().out.split("wrote")[0]
-    assert main([*args, "--ray", "--csv", str(tmp_path / "ray.csv"), "--json", str(tmp_path / "ray.json")]) == 0
-    table_ray = capsys.readouterr().out.split("wrote")[0]
-    assert table_ray == table_local
+    for run in ("local", "ray"):
+        assert main([*args, *(["--ray"] if run == "ray" else []), "--csv", str(tmp_path / f"{run}.csv"),
+                     "--json", str(tmp_path / f"{run}.json"), "--record", str(tmp_path / f"{run}-games")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("wrote") == 4
+    tables = [part.split("wrote")[0] for part in out.split("Rainbow (")[1:]]
+    assert tables[0] == tables[1]
     assert (tmp_path / "ray.csv").read_text() == (tmp_path / "local.csv").read_text()
     assert (tmp_path / "ray.json").read_text() == (tmp_path / "local.json").read_text()
+    games = sorted(p.name for p in (tmp_path / "local-games").iterdir())
+    assert len(games) == 30 and games == sorted(p.name for p in (tmp_path / "ray-games").iterdir())
+    for name in games:  # the recordings too, move for move
+        assert (tmp_path / "ray-games" / name).read_text() == (tmp_path / "local-games" / name).read_text()
 
 
 def test_evaluate_with_failed_episodes_finishes_and_resumes(tmp_path, monkeypatch, capsys):

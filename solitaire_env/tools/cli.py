@@ -5,6 +5,10 @@
 :mod:`solitaire_env.tools.evaluation`) and prints a table of the results. Bad input (an unknown env id or
 agent, a missing checkpoint, a non-positive number of episodes) prints a one-line error and exits
 with status 2.
+
+``solve`` and ``evaluate`` take ``--ray [ADDRESS]`` (the deals as Ray tasks, on a cluster or on a
+Ray instance started here; :mod:`solitaire_env.parallel`) and ``--resume`` (go on from the rows an
+interrupted run left in ``--csv``). A deal that fails is reported and the command exits 1.
 """
 
 from __future__ import annotations

@@ -255,7 +255,7 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
         done = {(r.agent, r.deal_seed): r for r in read_records(csv_path) if (r.agent, r.deal_seed) in order}
     todo = [key for key in order if key not in done]
     context = _EpisodeContext(env_id, {**kwargs, **env_kwargs}, agents,
-                              None if record_dir is None else os.fspath(record_dir))
+                              None if record_dir is None else os.path.abspath(record_dir))  # workers: other cwd
     context._env = env  # played on here when the tasks run in this process; never sent to a worker
     out = open(csv_path, "a" if done else "w", newline="") if csv_path is not None else None  # noqa: SIM115
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
