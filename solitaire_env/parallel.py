@@ -38,7 +38,8 @@ RAY_HINT = "pip install 'solitaire-env[ray]'"
 # Test hook, read by the driver and passed to each Ray task (so it reaches workers of a cluster started
 # before it was set): JSON {"dir": DIR, "exit_once": [i, ...], "exit": [j, ...], "raise": [k, ...]}: the
 # worker running task i dies (os._exit) on the task's first attempt (a marker file in DIR remembers it),
-# the one running task j on every attempt; task k raises.
+# the one running task j on every attempt; task k raises. Each happens once the task's work is done,
+# before its result is sent: the deal was played, and its answer must still come back exactly once.
 FAULTS_ENV = "SOLITAIRE_ENV_TEST_FAULTS"
 
 
@@ -190,11 +191,12 @@ def _ray_task(fn: Callable[[Any, T], R], boxed_context: list, task: T, index: in
               faults: dict | None) -> R | TaskError:
     # The context's reference comes in a list so that Ray passes the reference, not the object.
     context = _worker_context(boxed_context[0])
-    try:
+    result = _call(fn, context, task)
+    try:  # after the work, before the answer leaves: a worker that dies here loses a finished deal
         _inject_fault(faults, index)
     except RuntimeError as e:
         return TaskError(_error_text(e))
-    return _call(fn, context, task)
+    return result
 
 
 def _ray_init(ray: Any, address: str) -> None:
