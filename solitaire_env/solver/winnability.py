@@ -13,10 +13,15 @@ winnable fraction is given both ways (all unknown deals lost, all won).
 from __future__ import annotations
 
 import csv
+import gzip
+import io
+import json
+import math
 import os
 import statistics
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from solitaire_env.engine.games import get_variant
@@ -26,18 +31,34 @@ from solitaire_env.tools.evaluation import wilson_interval
 
 # Each worker's transposition table unless told otherwise (the solve command's --memory default).
 DEALS_MEMORY_MB = 512
-CSV_COLUMNS = ("seed", "result", "reason", "nodes", "seconds", "solution_length", "best_foundation")
+CSV_COLUMNS = ("seed", "result", "reason", "nodes", "seconds", "solution_length", "best_foundation", "attempt",
+               "max_nodes", "time_limit", "line")
 
 
 @dataclass
 class DealResult:
+    """One deal's answer: a row of a solve CSV (the columns are documented in docs/winnability.md)."""
+
     seed: int
-    result: str
-    reason: str
+    result: str  # won, lost or unknown
+    reason: str  # for unknown: the limit hit first (time, nodes, memory, depth)
     nodes: int
     seconds: float
     solution_length: int
     best_foundation: int
+    attempt: int = 1  # the pass that gave this answer: 1 for the first run, 2 for a --retry of it, ...
+    max_nodes: int | None = None  # that pass's budget per deal
+    time_limit: float | None = None
+    line: str = ""  # a won deal's winning line in the move notation, moves separated by "; "
+
+    @property
+    def moves(self) -> list[str]:
+        """The winning line as a list of moves in the notation (empty unless won)."""
+        return self.line.split("; ") if self.line else []
+
+    def row(self) -> dict[str, Any]:
+        return {**asdict(self), "max_nodes": "" if self.max_nodes is None else self.max_nodes,
+                "time_limit": "" if self.time_limit is None else self.time_limit}
 
 
 def parse_seeds(text: str) -> range:
@@ -56,9 +77,11 @@ def parse_seeds(text: str) -> range:
     return range(start, stop)
 
 
-def read_results(csv_path: str) -> list[DealResult]:
-    """The rows of a previous run's CSV (``solitaire-env solve --csv``), in seed order."""
-    with open(csv_path, newline="") as f:
+def read_results(csv_path: str | os.PathLike) -> list[DealResult]:
+    """The rows of a solve CSV (``solitaire-env solve --csv``; gzip-compressed if it ends in ``.gz``), in
+    seed order. Columns added since the first version (attempt, budget, line) may be missing."""
+    opener = gzip.open if str(csv_path).endswith(".gz") else open
+    with opener(csv_path, "rt", newline="") as f:
         reader = csv.DictReader(f)
         if not reader.fieldnames or not {"seed", "result"} <= set(reader.fieldnames):
             raise ValueError(f"{csv_path} is not a solve CSV (needs 'seed' and 'result' columns)")
@@ -69,12 +92,20 @@ def read_results(csv_path: str) -> list[DealResult]:
                     seed=int(row["seed"]), result=row["result"], reason=row.get("reason") or "",
                     nodes=int(row.get("nodes") or 0), seconds=float(row.get("seconds") or 0.0),
                     solution_length=int(row.get("solution_length") or 0),
-                    best_foundation=int(row.get("best_foundation") or 0)))
+                    best_foundation=int(row.get("best_foundation") or 0),
+                    attempt=int(row.get("attempt") or 1),
+                    max_nodes=int(row["max_nodes"]) if row.get("max_nodes") else None,
+                    time_limit=float(row["time_limit"]) if row.get("time_limit") else None,
+                    line=row.get("line") or ""))
             except (TypeError, ValueError):
                 raise ValueError(f"{csv_path}, line {line}: not a solve CSV row: {row}") from None
-            if rows[-1].result not in ("won", "lost", "unknown"):
+            r = rows[-1]
+            if r.result not in ("won", "lost", "unknown"):
                 raise ValueError(f"{csv_path}, line {line}: result must be won, lost or unknown, "
                                  f"got {row['result']!r}")
+            if r.line and len(r.moves) != r.solution_length:
+                raise ValueError(f"{csv_path}, line {line}: the line has {len(r.moves)} moves but "
+                                 f"solution_length says {r.solution_length}")
     return sorted(rows, key=lambda r: r.seed)
 
 
@@ -90,32 +121,67 @@ def merge_results(earlier: Iterable[DealResult], later: Iterable[DealResult]) ->
     return [rows[s] for s in sorted(rows)]
 
 
-def write_results(csv_path: str, results: Iterable[DealResult]) -> None:
+def write_results(csv_path: str | os.PathLike, results: Iterable[DealResult]) -> None:
+    """One row per deal (gzip-compressed if the path ends in ``.gz``, with no timestamp, so the same rows
+    give the same bytes)."""
     # Written beside, then moved over: an interruption never leaves the file with fewer rows than it had.
-    partial = f"{csv_path}.partial"
-    with open(partial, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in results)
+    partial = f"{os.fspath(csv_path)}.partial"
+    if str(csv_path).endswith(".gz"):
+        with open(partial, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as z, \
+                io.TextIOWrapper(z, newline="") as f:
+            _write_rows(f, results)
+    else:
+        with open(partial, "w", newline="") as f:
+            _write_rows(f, results)
     os.replace(partial, csv_path)
 
 
-def _solve_one(context: tuple[str, SolveOptions], seed: int) -> DealResult:
-    game, options = context
+def _write_rows(f: Any, results: Iterable[DealResult]) -> None:
+    writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    writer.writerows(r.row() for r in results)
+
+
+def winning_line(game: str, seed: int, actions: list[int]) -> str:
+    """``actions`` (a winning list of action ids from deal ``seed``) in the move notation, ``"; "`` between
+    moves, as ``solitaire-env play`` reads them (:func:`solitaire_env.tools.play.parse_move`)."""
+    from solitaire_env.engine.game import Game
+    from solitaire_env.tools.play import notation
+
+    g = Game(game, seed)
+    words = []
+    for a in actions:
+        move = g.decode(a)
+        words.append(notation(move, g))
+        g.play(move)
+    return "; ".join(words)
+
+
+def _solve_one(context: tuple[str, SolveOptions, int], seed: int) -> DealResult:
+    game, options, attempt = context
     r = solve(game, seed=seed, options=options)
-    return DealResult(seed, r.result, r.reason, r.nodes, round(r.seconds, 4), r.solution_length, r.best_foundation)
+    line = winning_line(game, seed, r.moves) if r.result == "won" else ""
+    return DealResult(seed, r.result, r.reason, r.nodes, round(r.seconds, 4), r.solution_length, r.best_foundation,
+                      attempt, options.max_nodes, options.time_limit, line)
 
 
-def _failed(seed: int, error: str) -> DealResult:
+def _failed(seed: int, error: str, options: SolveOptions, attempt: int) -> DealResult:
     """The row of a deal whose task failed: undecided, with the error as its reason (``--retry`` runs it again)."""
     return DealResult(seed=seed, result="unknown", reason=f"error: {error}", nodes=0, seconds=0.0, solution_length=0,
-                      best_foundation=0)
+                      best_foundation=0, attempt=attempt, max_nodes=options.max_nodes, time_limit=options.time_limit)
+
+
+def _live_path(csv_path: str) -> str:
+    """Where rows go as they come: the CSV itself, or for a ``.gz`` one its plain name (a gzip stream cut
+    short cannot be read back); the finished run writes the ``.gz`` and removes it."""
+    return csv_path[:-3] if csv_path.endswith(".gz") else csv_path
 
 
 def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = None, jobs: int = 1,
-                progress: bool = False, csv_path: str | None = None, backend: Backend | None = None,
+                progress: bool = False, csv_path: str | None = None, attempt: int = 1, backend: Backend | None = None,
                 resume: bool = False, **overrides: Any) -> list[DealResult]:
-    """Solve every deal in ``seeds``; results in the order of ``seeds``.
+    """Solve every deal in ``seeds``; results in the order of ``seeds``. ``attempt`` is written in each row:
+    which pass over the deals this is (2 for a retry of a first run).
 
     Where: ``backend`` (:class:`~solitaire_env.parallel.Backend`: this process, local processes or
     Ray), else ``jobs`` worker processes (1: this process). Each deal is solved by
@@ -142,13 +208,16 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
         options = replace(options, playout=playout)
     wanted = set(seeds)
     done: dict[int, DealResult] = {}
-    if resume and csv_path and os.path.exists(csv_path):
-        done = {r.seed: r for r in read_results(csv_path) if r.seed in wanted}
+    live = _live_path(os.fspath(csv_path)) if csv_path else None
+    if resume and csv_path:
+        for path in dict.fromkeys((os.fspath(csv_path), live)):  # a finished file, then rows left by a cut run
+            if os.path.exists(path):
+                done.update((r.seed, r) for r in read_results(path) if r.seed in wanted)
     todo = [s for s in seeds if s not in done]
-    out = open(csv_path, "a" if done else "w", newline="") if csv_path else None  # noqa: SIM115 (rows as they come)
+    if live:
+        write_results(live, done.values())  # the header, and what a resumed run keeps (never fewer rows)
+    out = open(live, "a", newline="") if live else None  # noqa: SIM115 (rows written as they come)
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
-    if writer and not done:
-        writer.writeheader()
     bar = None
     if progress:
         try:
@@ -161,14 +230,14 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
     won = sum(r.result == "won" for r in done.values())
     unknown = sum(r.result == "unknown" for r in done.values())
     try:
-        for i, r in run_tasks(_solve_one, todo, context=(variant.name, options), backend=backend):
+        for i, r in run_tasks(_solve_one, todo, context=(variant.name, options, attempt), backend=backend):
             if isinstance(r, TaskError):
-                r = _failed(todo[i], r.error)
+                r = _failed(todo[i], r.error, options, attempt)
             results[r.seed] = r
             won += r.result == "won"
             unknown += r.result == "unknown"
             if writer:
-                writer.writerow(asdict(r))
+                writer.writerow(r.row())
                 out.flush()
             if bar is not None:
                 bar.update(1)
@@ -181,17 +250,42 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
     ordered = [results[s] for s in seeds]
     if csv_path:
         write_results(csv_path, ordered)  # finished: the rows in seed order, as a one-process run writes them
+        if live != os.fspath(csv_path):
+            os.remove(live)
     return ordered
 
 
+def _p95(values: list[float]) -> float:
+    """The 95th percentile by nearest rank: the smallest value at least 95% of the values do not exceed."""
+    xs = sorted(values)
+    return xs[math.ceil(0.95 * len(xs)) - 1] if xs else 0.0
+
+
+def passes_of(results: list[DealResult]) -> list[dict]:
+    """Each pass over the deals (1: the first run, 2: its retry, ...) with its budget per deal, the deals it
+    searched and those it decided, read from the rows (a row names the pass that gave its answer)."""
+    out = []
+    for k in range(1, max((r.attempt for r in results), default=0) + 1):
+        mine = [r for r in results if r.attempt == k]
+        searched = sum(r.attempt >= k for r in results)  # a pass searches what the earlier ones left unknown
+        out.append({"pass": k, "max_nodes": mine[0].max_nodes if mine else None,
+                    "time_limit": mine[0].time_limit if mine else None, "searched": searched,
+                    "won": sum(r.result == "won" for r in mine), "lost": sum(r.result == "lost" for r in mine)})
+    return out
+
+
 def summarize(game: str, results: list[DealResult], time_limit: float | None) -> dict:
-    """Counts, the winnable fraction with its 95% Wilson interval, and solve-time percentiles."""
+    """Counts, the winnable fraction with its 95% Wilson interval, each pass's budget, and medians (true
+    medians: the mean of the two middle values of an even count) and 95th percentiles of positions,
+    seconds and winning-line length."""
     n = len(results)
     won = sum(r.result == "won" for r in results)
     lost = sum(r.result == "lost" for r in results)
     unknown = n - won - lost
-    times = sorted(r.seconds for r in results)
-    decided = sorted(r.seconds for r in results if r.result != "unknown")
+    times = [r.seconds for r in results]
+    nodes = [r.nodes for r in results]
+    decided = [r.seconds for r in results if r.result != "unknown"]
+    lines = [r.solution_length for r in results if r.result == "won"]
     low = wilson_interval(won, n)
     high = wilson_interval(won + unknown, n)
     return {
@@ -199,6 +293,7 @@ def summarize(game: str, results: list[DealResult], time_limit: float | None) ->
         "deals": n,
         "seeds": f"{results[0].seed}-{results[-1].seed}" if results else "",
         "time_limit": time_limit,
+        "passes": passes_of(results),
         "won": won,
         "lost": lost,
         "unknown": unknown,
@@ -208,16 +303,21 @@ def summarize(game: str, results: list[DealResult], time_limit: float | None) ->
         "winnable_if_unknown_won": (won + unknown) / n if n else 0.0,
         "winnable_if_unknown_won_ci95": high,
         "median_seconds": statistics.median(times) if times else 0.0,
-        "p95_seconds": times[min(len(times) - 1, int(0.95 * len(times)))] if times else 0.0,
+        "p95_seconds": _p95(times),
         "median_seconds_decided": statistics.median(decided) if decided else 0.0,
-        "nodes_per_second": sum(r.nodes for r in results) / max(sum(times), 1e-9),
+        "median_nodes": statistics.median(nodes) if nodes else 0,
+        "p95_nodes": _p95(nodes),
+        "median_line": statistics.median(lines) if lines else 0,
+        "max_line": max(lines, default=0),
+        "nodes_per_second": sum(nodes) / max(sum(times), 1e-9),
     }
 
 
 def format_summary(s: dict) -> str:
     lo, hi = s["winnable_ci95"]
     lines = [
-        f"{s['game']}: deals {s['seeds']} ({s['deals']}), time limit {s['time_limit']} s per deal",
+        f"{s['game']}: deals {s['seeds']} ({s['deals']}), "
+        + (f"time limit {s['time_limit']:g} s per deal" if s["time_limit"] else "budgets per pass below"),
         f"  won {s['won']}, lost {s['lost']}, unknown {s['unknown']}",
         f"  winnable: {100 * s['winnable']:.1f}% (95% CI {100 * lo:.1f}% - {100 * hi:.1f}%) counting unknown as lost",
     ]
@@ -228,14 +328,126 @@ def format_summary(s: dict) -> str:
     if "retried" in s:
         lines.append(f"  this pass retried the {s['retried']} deals the earlier run left unknown and decided "
                      f"{s['decided_on_retry']} of them; the figures above count every deal of both")
+    if len(s.get("passes", [])) > 1:
+        for p in s["passes"]:
+            budget = ", ".join(b for b in (f"{p['max_nodes']:,} positions" if p["max_nodes"] else "",
+                                           f"{p['time_limit']:g} s" if p["time_limit"] else "") if b)
+            lines.append(f"  pass {p['pass']} ({budget or 'no limit'} per deal): searched {p['searched']} deals, "
+                         f"won {p['won']}, lost {p['lost']}")
     lines.append(f"  solve time: median {s['median_seconds']:.3f} s, 95th percentile {s['p95_seconds']:.3f} s; "
                  f"{s['nodes_per_second'] / 1e3:.0f}k nodes/s")
     return "\n".join(lines)
+
+
+# --- the shipped per-deal answers -------------------------------------------------------------------
+# Deals 0-999 of each game, solved by ``solitaire-env label-deals`` in two node-limited passes, so a re-run
+# gives the same answers on any machine (docs/winnability.md): the second pass searches again, from
+# scratch and with a larger budget, every deal the first left unknown. The time limits only guard against
+# a stuck run; a pass never reaches them on a machine like the one that made the files.
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "winnability"
+LABEL_DEALS = range(0, 1000)
+LABEL_PASSES = (SolveOptions(max_nodes=4_000_000, time_limit=600.0, memory_mb=128),
+                SolveOptions(max_nodes=30_000_000, time_limit=3600.0, memory_mb=1024))
+GAMES = ("rank_and_file", "number_ten", "rainbow")
+
+
+def data_path(game: str) -> Path:
+    """The shipped CSV of ``game`` (a game name or env id)."""
+    return DATA_DIR / f"{_game_name(game)}.csv.gz"
+
+
+def _game_name(game: str) -> str:
+    from solitaire_env.envs.registration import ENV_IDS
+
+    return ENV_IDS[game][1] if game in ENV_IDS else get_variant(game).name
+
+
+def load(game: str) -> list[DealResult]:
+    """The shipped answers for deals 0-999 of ``game`` (``"rainbow"`` or ``"Rainbow-v0"``), in deal order."""
+    path = data_path(game)
+    if not path.exists():
+        raise FileNotFoundError(f"no shipped winnability data for {game!r} at {path}")
+    return read_results(path)
+
+
+def load_summary(game: str) -> dict:
+    """The summary written with the shipped answers: counts, each pass's budget, the command that made them."""
+    return json.loads(data_path(game).with_suffix("").with_suffix(".json").read_text())
+
+
+def winnable_seeds(game: str) -> set[int]:
+    """The deals the shipped data proves winnable (a ``won`` answer: a winning line is in the file)."""
+    return {r.seed for r in load(game) if r.result == "won"}
+
+
+def replay_lines(game: str, results: Iterable[DealResult]) -> tuple[int, list[tuple[int, str]]]:
+    """Replay every ``won`` row's line through the engine from its deal: (lines replayed, failures as
+    (deal, what went wrong)). A line fails if a move does not parse as a legal move, or if it ends unwon."""
+    from solitaire_env.engine.game import Game
+    from solitaire_env.tools.play import parse_move
+
+    replayed, failures = 0, []
+    for r in results:
+        if r.result != "won":
+            continue
+        replayed += 1
+        if not r.line:
+            failures.append((r.seed, "answer won but no line"))
+            continue
+        g = Game(game, r.seed)
+        try:
+            for k, text in enumerate(r.moves):
+                try:
+                    g.play(parse_move(text, g))
+                except ValueError as e:
+                    raise ValueError(f"move {k + 1} {text!r}: {e}") from None
+        except ValueError as e:
+            failures.append((r.seed, str(e)))
+            continue
+        if not g.is_won():
+            failures.append((r.seed, f"the line ends with {g.foundation_cards} of {g.variant.n_cards} cards home"))
+    return replayed, failures
+
+
+def make_labels(game: str, jobs: int = 1, out_dir: str | os.PathLike = DATA_DIR, progress: bool = False,
+                deals: Iterable[int] = LABEL_DEALS) -> dict:
+    """Solve ``deals`` of ``game`` in the passes of :data:`LABEL_PASSES` and write ``GAME.csv.gz`` and
+    ``GAME.json`` (the summary) into ``out_dir``. Each pass's rows also go to ``GAME-passK.csv`` there as they
+    come, and a complete pass file found there is reused, so an interrupted run continues. Returns the summary.
+    """
+    game = _game_name(game)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    deals = list(deals)
+    results: list[DealResult] = []
+    seeds = deals
+    for k, options in enumerate(LABEL_PASSES, start=1):
+        if not seeds:
+            break
+        part = out / f"{game}-pass{k}.csv"
+        done = read_results(part) if part.exists() else []
+        if [r.seed for r in done] != sorted(seeds):
+            # resume: a pass cut short keeps the rows it wrote and solves only the rest
+            done = solve_deals(game, seeds, options, jobs=jobs, progress=progress, csv_path=str(part), attempt=k,
+                               resume=True)
+        results = merge_results(results, done)
+        seeds = [r.seed for r in done if r.result == "unknown"]
+    write_results(out / f"{game}.csv.gz", results)
+    summary = summarize(game, results, None)
+    summary["command"] = f"solitaire-env label-deals {game}"
+    summary["solver_options"] = [{"max_nodes": o.max_nodes, "time_limit": o.time_limit, "memory_mb": o.memory_mb}
+                                 for o in LABEL_PASSES]
+    (out / f"{game}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    for k in range(1, len(LABEL_PASSES) + 1):  # the pass files were only there to resume
+        (out / f"{game}-pass{k}.csv").unlink(missing_ok=True)
+    return summary
 
 
 def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-__all__ = ["CSV_COLUMNS", "DEALS_MEMORY_MB", "DealResult", "format_summary", "merge_results", "parse_seeds",
-           "read_results", "solve_deals", "summarize", "unknown_seeds", "write_results"]
+__all__ = ["CSV_COLUMNS", "DATA_DIR", "DEALS_MEMORY_MB", "DealResult", "LABEL_PASSES", "data_path", "format_summary",
+           "load", "load_summary", "make_labels", "merge_results", "parse_seeds", "read_results", "replay_lines",
+           "solve_deals", "summarize", "unknown_seeds", "winnable_seeds", "winning_line", "write_results"]

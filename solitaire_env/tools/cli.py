@@ -229,6 +229,27 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--out", required=True, metavar="DIR", help="directory for rank_and_file-SEED.json")
     sv.set_defaults(run=_solvitaire, command_parser=sv)
 
+    ld = commands.add_parser(
+        "label-deals", help="remake the shipped per-deal winnability data (docs/winnability.md)",
+        description="Solve deals 0-999 of each GAME in the two node-limited passes of the shipped data and "
+                    "write GAME.csv.gz and GAME.json (by default into the package's data folder, replacing "
+                    "the shipped files). An interrupted run reuses every finished pass.")
+    ld.add_argument("games", nargs="*", metavar="GAME", help="games to label (default: all three)")
+    ld.add_argument("--out", metavar="DIR", help="write there instead of the package's data folder")
+    ld.add_argument("--seeds", type=_seed_range, metavar="A:B", help="only deals A to B-1 (default 0:1000)")
+    ld.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
+    ld.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ld.set_defaults(run=_label_deals, command_parser=ld)
+
+    ve = commands.add_parser(
+        "verify", help="replay every winning line of a solve CSV or of the shipped data",
+        description="Replay every 'won' row's winning line through the engine from its deal and check that it "
+                    "ends won. SOURCE is a game (its shipped data) or a solve CSV (--game names its game if "
+                    "the file name does not start with it).")
+    ve.add_argument("source", metavar="GAME_OR_FILE")
+    ve.add_argument("--game", metavar="GAME", help="the game of a CSV file")
+    ve.set_defaults(run=_verify, command_parser=ve)
+
     rp = commands.add_parser("replay", help="replay a recorded episode as GIF, HTML or in the terminal",
                              description="Replay a recording (docs/recordings.md) to a GIF, a self-contained "
                                          "HTML page with step buttons, or step through it in the terminal.")
@@ -408,9 +429,10 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     options = SolveOptions(time_limit=args.time_limit, max_nodes=args.max_nodes, memory_mb=args.memory,
                            first_phase=args.restart_share, prune_after_draw=args.prune_after_draw,
                            stock_macros=args.stock_macros, agent_guidance=args.agent_guidance)
+    attempt = 1 + max((r.attempt for r in earlier), default=0)
     try:
         results = solve_deals(game, seeds, options, progress=not args.no_progress, csv_path=args.csv,
-                              backend=backend, resume=args.resume)
+                              attempt=attempt, backend=backend, resume=args.resume)
     except ValueError as e:  # a --resume CSV that is not a solve CSV
         parser.error(str(e))
     if args.retry:
@@ -440,6 +462,68 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f"{len(failed)} deals failed and count as unknown{retry}", file=sys.stderr)
         return 1
     return 0
+
+
+def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from solitaire_env.solver.winnability import (
+        DATA_DIR,
+        GAMES,
+        LABEL_DEALS,
+        default_jobs,
+        format_summary,
+        make_labels,
+        parse_seeds,
+    )
+
+    games = []
+    for g in args.games or GAMES:
+        name = ENV_IDS[g][1] if g in ENV_IDS else g
+        if name not in GAMES:
+            parser.error(f"unknown game {g!r}; known: {', '.join(GAMES)}")
+        games.append(name)
+    deals = parse_seeds(args.seeds) if args.seeds else LABEL_DEALS
+    out = args.out or DATA_DIR
+    for game in games:
+        summary = make_labels(game, jobs=args.jobs or default_jobs(), out_dir=out, progress=not args.no_progress,
+                              deals=deals)
+        print(format_summary(summary))
+        print(f"wrote {os.path.join(out, game + '.csv.gz')} and {game}.json")
+    return 0
+
+
+def _verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import time
+
+    from solitaire_env.solver.winnability import GAMES, data_path, read_results, replay_lines
+
+    source = ENV_IDS[args.source][1] if args.source in ENV_IDS else args.source
+    if source in GAMES:
+        game, path = source, data_path(source)
+    else:
+        path = source
+        base = os.path.basename(path)
+        game = args.game or next((g for g in GAMES if base.startswith(g)), None)
+        if game is None:
+            parser.error(f"say which game {path} holds: --game {' | '.join(GAMES)}")
+        game = ENV_IDS[game][1] if game in ENV_IDS else game
+        if game not in GAMES:
+            parser.error(f"unknown game {game!r}; known: {', '.join(GAMES)}")
+    try:
+        rows = read_results(path)
+    except FileNotFoundError:
+        parser.error(f"no such file: {path}")
+    except (OSError, ValueError) as e:
+        parser.error(str(e))
+    start = time.perf_counter()
+    replayed, failures = replay_lines(game, rows)
+    seconds = time.perf_counter() - start
+    for seed, why in failures:
+        print(f"deal {seed}: {why}")
+    counts = {a: sum(r.result == a for r in rows) for a in ("won", "lost", "unknown")}
+    print(f"{path}: {len(rows)} deals of {game} (won {counts['won']}, lost {counts['lost']}, unknown "
+          f"{counts['unknown']}); {replayed - len(failures)} of {replayed} winning lines replay to a win "
+          f"({seconds:.1f} s)")
+    return 1 if failures else 0
 
 
 def _solvitaire(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
