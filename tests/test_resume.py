@@ -132,3 +132,20 @@ def test_bad_resume_and_ray_options(args, message, capsys):
     with pytest.raises(SystemExit) as stop:
         main(args)
     assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_gzip_csv_streams_its_rows_to_its_plain_name_until_done(tmp_path, monkeypatch):
+    """A gzip stream cut short cannot be read back: rows go to x.csv while the run lasts, x.csv.gz at the end."""
+    from solitaire_env.solver.winnability import read_results
+
+    whole, target = tmp_path / "whole.csv", tmp_path / "x.csv.gz"
+    assert main([*SOLVE, "--csv", str(whole)]) == 0
+    with monkeypatch.context() as m:
+        _patch(m, winnability, "solve", _interrupt_at(3))
+        with pytest.raises(KeyboardInterrupt):
+            main([*SOLVE, "--csv", str(target)])
+    assert not target.exists() and len(_rows(tmp_path / "x.csv")) == 2
+    assert main([*SOLVE, "--csv", str(target), "--resume"]) == 0
+    assert not (tmp_path / "x.csv").exists()
+    strip = [(r.seed, r.result, r.nodes, r.line) for r in read_results(target)]
+    assert strip == [(r.seed, r.result, r.nodes, r.line) for r in read_results(whole)]
