@@ -58,3 +58,18 @@ def test_ceiling_counts_agent_wins_and_flags_clashes(tmp_path):
     assert "| solver, every card known: proved winnable | 1 |" in done.stdout
     done = subprocess.run(files([2]), cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "INCONSISTENT" in done.stdout and "won by an agent (deals" not in done.stdout
+
+
+@pytest.mark.slow
+def test_tune_sweep_with_a_tiny_budget(tmp_path):
+    """Two Ray Tune trials of a few thousand steps each, scored on validation deals (about a minute)."""
+    pytest.importorskip("ray")
+    config = EXAMPLES.parent / "configs" / "quick.yaml"
+    out = _run("tune_sweep.py", str(config), "--samples", "2", "--timesteps", "2048", "--eval-episodes", "4",
+               "--storage", str(tmp_path / "tune"), cwd=tmp_path)
+    assert "best:" in out and "| learning_rate |" in out
+    trials = json.loads((tmp_path / "tune" / "sweep" / "sweep.json").read_text())["trials"]
+    assert len(trials) == 2
+    for t in trials:
+        assert 0 <= t["win_rate"] <= 1 and t["validation_deals"] == "10020-10023"  # after quick.yaml's eval deals
+        assert {"learning_rate", "ent_coef", "reveal_bonus"} == set(t["params"])

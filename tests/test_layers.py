@@ -3,7 +3,8 @@
 Checked in a fresh interpreter: importing every module of :mod:`solitaire_env` (the tooling ones, the
 CLI, ``play``, ``training``, ``winnability``, load the agents only inside the functions that use them),
 and running the solver with its agent guidance on (agent-ordered restarts and rollouts; the playouts'
-player is passed in by the caller), leaves no ``agents`` module loaded.
+player is passed in by the caller), leaves no ``agents`` module loaded; nor ``ray`` (optional, imported
+only for ``--ray``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ modules = sorted(m.name for m in pkgutil.walk_packages(solitaire_env.__path__, "
 for name in modules:
     importlib.import_module(name)
 after_import = sorted(m for m in sys.modules if m == "agents" or m.startswith("agents."))
+ray_loaded = "ray" in sys.modules  # Ray is optional: imported only when --ray asks for it
 
 from solitaire_env.solver import api, solve
 
@@ -34,7 +36,7 @@ real = api.rollout
 api.rollout = lambda *a, **k: rollouts.append(1) or real(*a, **k)
 result = solve("rank_and_file", seed=14, agent_guidance=True, time_limit=None, max_nodes=3000)
 after_solve = sorted(m for m in sys.modules if m == "agents" or m.startswith("agents."))
-print(json.dumps({"modules": modules, "after_import": after_import, "after_solve": after_solve,
+print(json.dumps({"modules": modules, "after_import": after_import, "after_solve": after_solve, "ray": ray_loaded,
                   "rollouts": len(rollouts), "nodes": result.nodes}))
 """
 
@@ -48,5 +50,6 @@ def test_no_engine_module_or_solve_imports_the_agents():
     assert {"solitaire_env.solver.api", "solitaire_env.solver.search", "solitaire_env.tools.cli",
             "solitaire_env.solver.winnability"} <= set(out["modules"])
     assert out["after_import"] == []
+    assert out["ray"] is False
     assert out["rollouts"] > 0 and out["nodes"] >= 3000  # the guided search ran, rollouts and all
     assert out["after_solve"] == []

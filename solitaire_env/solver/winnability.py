@@ -20,12 +20,12 @@ import math
 import os
 import statistics
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from solitaire_env.engine.games import get_variant
+from solitaire_env.parallel import Backend, TaskError, run_tasks
 from solitaire_env.solver import SolveOptions, solve
 from solitaire_env.tools.evaluation import wilson_interval
 
@@ -124,13 +124,16 @@ def merge_results(earlier: Iterable[DealResult], later: Iterable[DealResult]) ->
 def write_results(csv_path: str | os.PathLike, results: Iterable[DealResult]) -> None:
     """One row per deal (gzip-compressed if the path ends in ``.gz``, with no timestamp, so the same rows
     give the same bytes)."""
+    # Written beside, then moved over: an interruption never leaves the file with fewer rows than it had.
+    partial = f"{os.fspath(csv_path)}.partial"
     if str(csv_path).endswith(".gz"):
-        with open(csv_path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as z, \
+        with open(partial, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as z, \
                 io.TextIOWrapper(z, newline="") as f:
             _write_rows(f, results)
     else:
-        with open(csv_path, "w", newline="") as f:
+        with open(partial, "w", newline="") as f:
             _write_rows(f, results)
+    os.replace(partial, csv_path)
 
 
 def _write_rows(f: Any, results: Iterable[DealResult]) -> None:
@@ -154,72 +157,102 @@ def winning_line(game: str, seed: int, actions: list[int]) -> str:
     return "; ".join(words)
 
 
-def _solve_one(task: tuple[str, int, SolveOptions, int]) -> DealResult:
-    game, seed, options, attempt = task
+def _solve_one(context: tuple[str, SolveOptions, int], seed: int) -> DealResult:
+    game, options, attempt = context
     r = solve(game, seed=seed, options=options)
     line = winning_line(game, seed, r.moves) if r.result == "won" else ""
     return DealResult(seed, r.result, r.reason, r.nodes, round(r.seconds, 4), r.solution_length, r.best_foundation,
                       attempt, options.max_nodes, options.time_limit, line)
 
 
-def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = None, jobs: int = 1,
-                progress: bool = False, csv_path: str | None = None, attempt: int = 1,
-                **overrides: Any) -> list[DealResult]:
-    """Solve every deal in ``seeds``; results in seed order. ``jobs`` worker processes (1: this process).
-    ``attempt`` is written in each row: which pass over the deals this is (2 for a retry of a first run).
+def _failed(seed: int, error: str, options: SolveOptions, attempt: int) -> DealResult:
+    """The row of a deal whose task failed: undecided, with the error as its reason (``--retry`` runs it again)."""
+    return DealResult(seed=seed, result="unknown", reason=f"error: {error}", nodes=0, seconds=0.0, solution_length=0,
+                      best_foundation=0, attempt=attempt, max_nodes=options.max_nodes, time_limit=options.time_limit)
 
-    Each deal is solved by :func:`~solitaire_env.solver.solve` with ``options`` (default
+
+def _live_path(csv_path: str) -> str:
+    """Where rows go as they come: the CSV itself, or for a ``.gz`` one its plain name (a gzip stream cut
+    short cannot be read back); the finished run writes the ``.gz`` and removes it."""
+    return csv_path[:-3] if csv_path.endswith(".gz") else csv_path
+
+
+def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = None, jobs: int = 1,
+                progress: bool = False, csv_path: str | None = None, attempt: int = 1, backend: Backend | None = None,
+                resume: bool = False, **overrides: Any) -> list[DealResult]:
+    """Solve every deal in ``seeds``; results in the order of ``seeds``. ``attempt`` is written in each row:
+    which pass over the deals this is (2 for a retry of a first run).
+
+    Where: ``backend`` (:class:`~solitaire_env.parallel.Backend`: this process, local processes or
+    Ray), else ``jobs`` worker processes (1: this process). Each deal is solved by
+    :func:`~solitaire_env.solver.solve` with ``options`` (default
     ``SolveOptions(memory_mb=DEALS_MEMORY_MB)``), any of whose fields ``overrides`` replace. With agent
     guidance and no ``playout`` given, the noisy heuristic agent plays the playouts
     (:func:`agents.heuristic.playout`): this layer, unlike the solver, may use the agents.
+
+    ``csv_path`` gets one row per deal as each finishes (an interrupted run keeps every finished
+    deal), then, at the end, all rows in the order of ``seeds``. ``resume``: the deals already in
+    ``csv_path`` are kept, not solved again. A deal whose task failed (an exception, or under Ray a
+    worker that died on every retry) is ``unknown`` with reason ``error: ...``.
     """
     variant = get_variant(game)
-    seeds = list(seeds)
-    if jobs < 1:
-        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    seeds = list(dict.fromkeys(seeds))  # a deal named twice is solved once
+    if backend is None:
+        if jobs < 1:
+            raise ValueError(f"jobs must be at least 1, got {jobs}")
+        backend = Backend(jobs=jobs)
     options = replace(options or SolveOptions(memory_mb=DEALS_MEMORY_MB), **overrides).for_game(variant)
     if options.agent_guidance and options.playout is None:
         from agents.heuristic import playout  # the agents import the engine: loaded only when needed
 
         options = replace(options, playout=playout)
-    tasks = [(variant.name, s, options, attempt) for s in seeds]
-    out = open(csv_path, "w", newline="") if csv_path else None  # noqa: SIM115 (rows written as they come)
+    wanted = set(seeds)
+    done: dict[int, DealResult] = {}
+    live = _live_path(os.fspath(csv_path)) if csv_path else None
+    if resume and csv_path:
+        for path in dict.fromkeys((os.fspath(csv_path), live)):  # a finished file, then rows left by a cut run
+            if os.path.exists(path):
+                done.update((r.seed, r) for r in read_results(path) if r.seed in wanted)
+    todo = [s for s in seeds if s not in done]
+    if live:
+        write_results(live, done.values())  # the header, and what a resumed run keeps (never fewer rows)
+    out = open(live, "a", newline="") if live else None  # noqa: SIM115 (rows written as they come)
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
-    if writer:
-        writer.writeheader()
     bar = None
     if progress:
         try:
             from tqdm import tqdm
 
-            bar = tqdm(total=len(tasks), desc=f"solve {variant.name}", unit="deal")
+            bar = tqdm(total=len(seeds), initial=len(seeds) - len(todo), desc=f"solve {variant.name}", unit="deal")
         except ImportError:
             bar = None
-    results: list[DealResult] = []
+    results = dict(done)
+    won = sum(r.result == "won" for r in done.values())
+    unknown = sum(r.result == "unknown" for r in done.values())
     try:
-        if jobs == 1:
-            stream = map(_solve_one, tasks)
-            pool = None
-        else:
-            pool = ProcessPoolExecutor(max_workers=jobs)
-            stream = pool.map(_solve_one, tasks, chunksize=1)
-        for r in stream:
-            results.append(r)
+        for i, r in run_tasks(_solve_one, todo, context=(variant.name, options, attempt), backend=backend):
+            if isinstance(r, TaskError):
+                r = _failed(todo[i], r.error, options, attempt)
+            results[r.seed] = r
+            won += r.result == "won"
+            unknown += r.result == "unknown"
             if writer:
                 writer.writerow(r.row())
                 out.flush()
             if bar is not None:
                 bar.update(1)
-                won = sum(x.result == "won" for x in results)
-                bar.set_postfix(won=won, unknown=sum(x.result == "unknown" for x in results))
-        if pool is not None:
-            pool.shutdown()
+                bar.set_postfix(won=won, unknown=unknown)
     finally:
         if bar is not None:
             bar.close()
         if out:
             out.close()
-    return results
+    ordered = [results[s] for s in seeds]
+    if csv_path:
+        write_results(csv_path, ordered)  # finished: the rows in seed order, as a one-process run writes them
+        if live != os.fspath(csv_path):
+            os.remove(live)
+    return ordered
 
 
 def _p95(values: list[float]) -> float:
@@ -396,7 +429,9 @@ def make_labels(game: str, jobs: int = 1, out_dir: str | os.PathLike = DATA_DIR,
         part = out / f"{game}-pass{k}.csv"
         done = read_results(part) if part.exists() else []
         if [r.seed for r in done] != sorted(seeds):
-            done = solve_deals(game, seeds, options, jobs=jobs, progress=progress, csv_path=str(part), attempt=k)
+            # resume: a pass cut short keeps the rows it wrote and solves only the rest
+            done = solve_deals(game, seeds, options, jobs=jobs, progress=progress, csv_path=str(part), attempt=k,
+                               resume=True)
         each_pass.append(summarize(game, done, options.time_limit))
         results = merge_results(results, done)
         seeds = [r.seed for r in done if r.result == "unknown"]

@@ -5,6 +5,10 @@
 :mod:`solitaire_env.tools.evaluation`) and prints a table of the results. Bad input (an unknown env id or
 agent, a missing checkpoint, a non-positive number of episodes) prints a one-line error and exits
 with status 2.
+
+``solve`` and ``evaluate`` take ``--ray [ADDRESS]`` (the deals as Ray tasks, on a cluster or on a
+Ray instance started here; :mod:`solitaire_env.parallel`) and ``--resume`` (go on from the rows an
+interrupted run left in ``--csv``). A deal that fails is reported and the command exits 1.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ import argparse
 import os
 import re
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from solitaire_env.engine.deals import SPLITS
 from solitaire_env.envs.registration import ENV_IDS
+
+if TYPE_CHECKING:
+    from solitaire_env.parallel import Backend
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,6 +90,33 @@ def _version() -> str:
         return __version__
 
 
+def _add_ray_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                         help="run the deals as Ray tasks: on the cluster at ADDRESS ('auto': the running cluster "
+                              "this machine belongs to; 'ray://HOST:10001': a remote one), or without ADDRESS on a "
+                              "Ray instance started here; needs pip install 'solitaire-env[ray]'")
+
+
+def _backend(args: argparse.Namespace, parser: argparse.ArgumentParser, jobs: int | None = None) -> Backend:
+    """Where the deals run, from --ray and --jobs; Ray imported only when asked for."""
+    from solitaire_env.parallel import Backend, import_ray
+
+    if args.ray is None:
+        return Backend(jobs=jobs or 1)
+    if jobs is not None and getattr(args, "jobs", None) is not None:
+        parser.error("--jobs sets local processes; with --ray the cluster's CPUs run the deals: give one of them")
+    try:
+        import_ray()
+    except ImportError as e:
+        parser.error(str(e))
+    return Backend(ray=args.ray)
+
+
+def _check_resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    if args.resume and not args.csv:
+        parser.error("--resume goes on from the rows of --csv FILE: give --csv")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="solitaire-env", description="Rank and File, Number Ten and Rainbow: tools.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -111,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--csv", metavar="FILE", help="write one row per episode to FILE")
     ev.add_argument("--json", metavar="FILE", help="write the summaries and every episode to FILE")
     ev.add_argument("--record", metavar="DIR", help="write every episode to DIR as a replayable recording")
+    ev.add_argument("--resume", action="store_true",
+                    help="--csv FILE holds rows of an interrupted run of this command: play only the other episodes")
+    _add_ray_option(ev)
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
     ev.set_defaults(run=_evaluate, command_parser=ev)
 
@@ -176,8 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "agent's rules (default: on for the two-deck games, off for Rainbow, whose search "
                          "never restarts)")
     so.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
-    so.add_argument("--csv", metavar="FILE", help="write one row per deal to FILE")
+    so.add_argument("--csv", metavar="FILE", help="write one row per deal to FILE, as each deal finishes")
     so.add_argument("--json", metavar="FILE", help="write the summary to FILE")
+    so.add_argument("--resume", action="store_true",
+                    help="--csv FILE holds rows of an interrupted run of this command: solve only the other deals")
+    _add_ray_option(so)
     so.add_argument("--no-progress", action="store_true", help="no progress bar")
     so.set_defaults(run=_solve, command_parser=so)
 
@@ -224,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from agents import make_agent
-    from solitaire_env.tools.evaluation import evaluate
+    from solitaire_env.tools.evaluation import EpisodeErrors, evaluate
 
     if args.env not in ENV_IDS:
         parser.error(f"unknown env id {args.env!r}; known: {', '.join(ENV_IDS)}")
@@ -241,6 +281,8 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for path in (args.csv, args.json):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             parser.error(f"cannot write {path}: no such directory")
+    _check_resume(args, parser)
+    backend = _backend(args, parser)
     agents = {}
     for name in args.agents:
         try:
@@ -258,19 +300,33 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"cannot create {args.record}: {e.strerror or e}")
     try:
         result = evaluate(args.env, agents, args.episodes, args.seed, progress=not args.no_progress,
-                          record_dir=args.record, env_kwargs=args.env_kwargs)
+                          record_dir=args.record, env_kwargs=args.env_kwargs, backend=backend, csv_path=args.csv,
+                          resume=args.resume)
+    except EpisodeErrors as e:
+        # Every other episode was played (and is in the CSV): say which failed and how to go on.
+        for agent, deal, error in e.failures[:20]:
+            print(f"failed: agent {agent} on deal {deal}: {error}", file=sys.stderr)
+        if len(e.failures) > 20:
+            print(f"... {len(e.failures) - 20} more", file=sys.stderr)
+        again = f"; {args.csv} has the other episodes: run again with --resume to play only the failed ones" \
+            if args.csv else ""
+        print(f"{len(e.failures)} of {len(agents) * args.episodes} episodes failed, no table{again}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        parser.error(f"cannot write {args.csv}: {e.strerror or e}")
     except ValueError as e:
-        if "env_kwargs" not in str(e) and not args.env_kwargs:
+        if "env_kwargs" not in str(e) and not args.env_kwargs and "evaluation CSV" not in str(e):
             raise
         parser.error(str(e))
     print(result.table())
-    for path, write in ((args.csv, result.write_csv), (args.json, result.write_json)):
-        if path:
-            try:
-                write(path)
-            except OSError as e:
-                parser.error(f"cannot write {path}: {e.strerror or e}")
-            print(f"wrote {path}")
+    if args.csv:
+        print(f"wrote {args.csv}")
+    if args.json:
+        try:
+            result.write_json(args.json)
+        except OSError as e:
+            parser.error(f"cannot write {args.json}: {e.strerror or e}")
+        print(f"wrote {args.json}")
     return 0
 
 
@@ -368,12 +424,17 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for path in (args.csv, args.json):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             parser.error(f"cannot write {path}: no such directory")
+    _check_resume(args, parser)
+    backend = _backend(args, parser, jobs=args.jobs or default_jobs())
     options = SolveOptions(time_limit=args.time_limit, max_nodes=args.max_nodes, memory_mb=args.memory,
                            first_phase=args.restart_share, prune_after_draw=args.prune_after_draw,
                            stock_macros=args.stock_macros, agent_guidance=args.agent_guidance)
     attempt = 1 + max((r.attempt for r in earlier), default=0)
-    results = solve_deals(game, seeds, options, jobs=args.jobs or default_jobs(), progress=not args.no_progress,
-                          csv_path=args.csv, attempt=attempt)
+    try:
+        results = solve_deals(game, seeds, options, progress=not args.no_progress, csv_path=args.csv,
+                              attempt=attempt, backend=backend, resume=args.resume)
+    except ValueError as e:  # a --resume CSV that is not a solve CSV
+        parser.error(str(e))
     if args.retry:
         # The second pass's answer for every deal of the first: its decided rows plus the new ones.
         decided = sum(r.result != "unknown" for r in results)
@@ -381,15 +442,25 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.csv:
             write_results(args.csv, results)
     summary = summarize(game, results, args.time_limit)
+    failed = [r for r in results if r.reason.startswith("error: ")]
     if args.retry:
         summary.update(retried=len(seeds), decided_on_retry=decided)
     print(format_summary(summary))
     if args.csv:
         print(f"wrote {args.csv}")
+    if failed:
+        summary["failed"] = len(failed)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=2)
         print(f"wrote {args.json}")
+    if failed:
+        # Counted as unknown above; their rows say why, and --retry runs them again.
+        for r in failed[:20]:
+            print(f"failed: deal {r.seed}: {r.reason.removeprefix('error: ')}", file=sys.stderr)
+        retry = f": solitaire-env solve {game} --retry {args.csv} ... runs them again" if args.csv else ""
+        print(f"{len(failed)} deals failed and count as unknown{retry}", file=sys.stderr)
+        return 1
     return 0
 
 

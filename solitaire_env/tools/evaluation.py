@@ -26,6 +26,7 @@ import numpy as np
 
 from solitaire_env.engine.deals import describe, split_of
 from solitaire_env.envs.registration import ENV_IDS
+from solitaire_env.parallel import Backend, TaskError, run_tasks
 
 if TYPE_CHECKING:
     from agents.base import Agent
@@ -156,11 +157,7 @@ class EvaluationResult:
 
     def write_csv(self, path: str | os.PathLike) -> None:
         """One row per episode: ``agent, deal_seed, won, foundation_cards, length, truncated, return``."""
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-            writer.writeheader()
-            for r in self.records:
-                writer.writerow({**r.row(), "won": int(r.won), "truncated": int(r.truncated)})
+        _write_rows(path, self.records)
 
     def write_json(self, path: str | os.PathLike) -> None:
         with open(path, "w") as f:
@@ -168,17 +165,66 @@ class EvaluationResult:
             f.write("\n")
 
 
+class EpisodeErrors(RuntimeError):
+    """Episodes that failed (an agent's illegal action, a worker that kept dying); every other episode was played.
+
+    ``failures`` lists ``(agent, deal_seed, error)``; ``records`` holds the episodes that finished
+    (already in the CSV when :func:`evaluate` was given one, so ``resume=True`` plays only the
+    failed ones again).
+    """
+
+    def __init__(self, failures: list[tuple[str, int, str]], records: list[EpisodeRecord]) -> None:
+        agent, deal, error = failures[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        super().__init__(f"{len(failures)} episode(s) failed: agent {agent!r} on deal {deal}: {error}{more}")
+        self.failures = failures
+        self.records = records
+
+
+def read_records(path: str | os.PathLike) -> list[EpisodeRecord]:
+    """The episodes of an evaluation CSV (:meth:`EvaluationResult.write_csv`, or one being written)."""
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if not reader.fieldnames or not set(CSV_COLUMNS) <= set(reader.fieldnames):
+            raise ValueError(f"{path} is not an evaluation CSV (needs the columns {', '.join(CSV_COLUMNS)})")
+        records = []
+        for line, row in enumerate(reader, start=2):
+            try:
+                records.append(EpisodeRecord(row["agent"], int(row["deal_seed"]), bool(int(row["won"])),
+                                             int(row["foundation_cards"]), int(row["length"]),
+                                             bool(int(row["truncated"])), float(row["return"])))
+            except (TypeError, ValueError):
+                raise ValueError(f"{path}, line {line}: not an evaluation CSV row: {row}") from None
+    return records
+
+
+def _csv_row(r: EpisodeRecord) -> dict[str, Any]:
+    # repr of a float reads back to the same float: a resumed run's figures equal an uninterrupted run's.
+    return {**r.row(), "won": int(r.won), "truncated": int(r.truncated)}
+
+
 def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0, progress: bool = False,
              max_episode_steps: int | None = None, record_dir: str | os.PathLike | None = None,
-             env_kwargs: dict | None = None) -> EvaluationResult:
+             env_kwargs: dict | None = None, backend: Backend | None = None,
+             csv_path: str | os.PathLike | None = None, resume: bool = False) -> EvaluationResult:
     """Play each agent on deals ``seed .. seed + episodes - 1`` of ``env_id`` and summarise.
 
     ``max_episode_steps``: ``None`` keeps the env's registered time limit. ``env_kwargs``: arguments
     for the env (e.g. ``{"no_revisit": True}``; not ``deals``: the deals are the ones above), kept in
     the result. ``record_dir``: write each
     episode there as a recording (``docs/recordings.md``), named ``AGENT-deal-SEED.json``. ``progress`` shows a tqdm
-    bar per agent on stderr. Raises ``ValueError`` on bad arguments, ``RuntimeError`` if an agent
-    plays an illegal action.
+    bar of finished episodes on stderr.
+
+    ``backend`` (:class:`~solitaire_env.parallel.Backend`): where the episodes run, one task per
+    agent and deal (default: this process, one after another). Every episode is independent (the
+    env is reset to its deal, the agent with :func:`agent_seed`), so the figures are the same
+    wherever it runs; the records come back in the order a one-process run plays them.
+    ``csv_path``: one row per episode, appended as each finishes, then rewritten in order at the
+    end (:meth:`EvaluationResult.write_csv`); ``resume``: the episodes already in ``csv_path`` are
+    kept, not played again (the run must be the same: env, arguments, agents).
+
+    Raises ``ValueError`` on bad arguments; :class:`EpisodeErrors` (a ``RuntimeError``) after the
+    run if any episode failed, e.g. an agent played an illegal action.
     """
     if env_id not in ENV_IDS:
         raise ValueError(f"unknown env id {env_id!r}; known: {', '.join(ENV_IDS)}")
@@ -191,59 +237,130 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
         raise ValueError(f"episodes must be positive, got {episodes}")
     if seed < 0:
         raise ValueError(f"seed must be non-negative, got {seed}")
+    episodes, seed = int(episodes), int(seed)
     env_kwargs = dict(env_kwargs or {})
     if "deals" in env_kwargs:
         raise ValueError("env_kwargs cannot set 'deals': evaluate plays deals seed .. seed + episodes - 1")
     kwargs = {} if max_episode_steps is None else {"max_episode_steps": max_episode_steps}
-    try:
+    try:  # built here too, to refuse bad arguments before any work and to read the time limit
         env = gym.make(env_id, **kwargs, **env_kwargs)
     except TypeError as e:  # an argument the env does not take
         raise ValueError(f"env_kwargs: {e}") from None
     limit = env.spec.max_episode_steps if env.spec is not None else None
-    records: list[EpisodeRecord] = []
+
+    order = {(name, deal): k for k, (name, deal) in enumerate(
+        (name, deal) for name in agents for deal in range(seed, seed + episodes))}
+    done: dict[tuple[str, int], EpisodeRecord] = {}
+    if resume and csv_path is not None and os.path.exists(csv_path):
+        done = {(r.agent, r.deal_seed): r for r in read_records(csv_path) if (r.agent, r.deal_seed) in order}
+    todo = [key for key in order if key not in done]
+    context = _EpisodeContext(env_id, {**kwargs, **env_kwargs}, agents,
+                              None if record_dir is None else os.path.abspath(record_dir))  # workers: other cwd
+    context._env = env  # played on here when the tasks run in this process; never sent to a worker
+    out = open(csv_path, "a" if done else "w", newline="") if csv_path is not None else None  # noqa: SIM115
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
+    if writer and not done:
+        writer.writeheader()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        desc = next(iter(agents)) if len(agents) == 1 else f"evaluate {len(agents)} agents"
+        bar = tqdm(total=len(order), initial=len(done), desc=desc, unit="episode")
+    results = dict(done)
+    failures: list[tuple[str, int, str]] = []
     try:
-        for name, agent in agents.items():
-            records += _play(env, name, agent, int(episodes), int(seed), progress, record_dir)
+        for i, r in run_tasks(_play_task, todo, context=context, backend=backend):
+            if isinstance(r, TaskError):
+                failures.append((*todo[i], r.error))
+            else:
+                results[todo[i]] = r
+                if writer:
+                    writer.writerow(_csv_row(r))
+                    out.flush()
+            if bar is not None:
+                bar.update(1)
+                if len(agents) > 1:
+                    bar.set_postfix_str(todo[i][0], refresh=False)
     finally:
-        env.close()
+        if bar is not None:
+            bar.close()
+        if out:
+            out.close()
+        context.close()
+    records = [results[key] for key in order if key in results]
+    if csv_path is not None:
+        _write_rows(csv_path, records)  # the finished episodes in order, as a one-process run writes them
+    if failures:
+        failures.sort(key=lambda f: order[f[0], f[1]])
+        raise EpisodeErrors(failures, records)
     summaries = {name: AgentSummary.of(name, [r for r in records if r.agent == name]) for name in agents}
-    return EvaluationResult(env_id, int(episodes), int(seed), limit, records, summaries, env_kwargs)
+    return EvaluationResult(env_id, episodes, seed, limit, records, summaries, env_kwargs)
 
 
-def _play(env: gym.Env, name: str, agent: Agent, episodes: int, seed: int, progress: bool,
-          record_dir: str | os.PathLike | None = None) -> list[EpisodeRecord]:
+def _write_rows(path: str | os.PathLike, records: list[EpisodeRecord]) -> None:
+    # Written beside, then moved over: an interruption never leaves the file with fewer rows than it had.
+    partial = f"{os.fspath(path)}.partial"
+    with open(partial, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(_csv_row(r) for r in records)
+    os.replace(partial, path)
+
+
+class _EpisodeContext:
+    """What every episode task shares: the env's arguments and the agents. Each worker builds its own env."""
+
+    def __init__(self, env_id: str, env_kwargs: dict, agents: dict[str, Agent], record_dir: str | None) -> None:
+        self.env_id, self.env_kwargs, self.agents, self.record_dir = env_id, env_kwargs, agents, record_dir
+        self._env: gym.Env | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_env": None}  # a live env does not travel; the worker makes its own
+
+    def env(self) -> gym.Env:
+        if self._env is None:
+            self._env = gym.make(self.env_id, **self.env_kwargs)
+        return self._env
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+            self._env = None
+
+
+def _play_task(context: _EpisodeContext, task: tuple[str, int]) -> EpisodeRecord:
+    name, deal = task
+    return _play_episode(context.env(), name, context.agents[name], deal, context.record_dir)
+
+
+def _play_episode(env: gym.Env, name: str, agent: Agent, deal: int, record_dir: str | None) -> EpisodeRecord:
+    """Agent ``name`` plays deal ``deal`` from its start; the env and the agent are reset to it first."""
     recorder = None
     if record_dir is not None:
         from solitaire_env.tools.recording import Recorder
 
         recorder = Recorder()
         slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in os.path.basename(name))
-    deals = range(seed, seed + episodes)
-    if progress:
-        from tqdm import tqdm
-
-        deals = tqdm(deals, desc=name, unit="deal", leave=True)
-    records = []
-    for deal in deals:
-        obs, info = env.reset(seed=deal)
-        agent.reset(seed=agent_seed(deal))
+    obs, info = env.reset(seed=deal)
+    agent.reset(seed=agent_seed(deal))
+    if recorder is not None:
+        recorder.start(env.spec.id, env.unwrapped.get_state(), seed=deal, agent=name)
+    total, length, terminated, truncated = 0.0, 0, False, False
+    while not (terminated or truncated) and info["action_mask"].any():
+        action = agent.act(obs, info)
+        if not info["action_mask"][action]:
+            raise RuntimeError(f"agent {name!r} played illegal action {action} on deal {deal}, step {length}")
+        obs, reward, terminated, truncated, info = env.step(action)
         if recorder is not None:
-            recorder.start(env.spec.id, env.unwrapped.get_state(), seed=deal, agent=name)
-        total, length, terminated, truncated = 0.0, 0, False, False
-        while not (terminated or truncated) and info["action_mask"].any():
-            action = agent.act(obs, info)
-            if not info["action_mask"][action]:
-                raise RuntimeError(f"agent {name!r} played illegal action {action} on deal {deal}, step {length}")
-            obs, reward, terminated, truncated, info = env.step(action)
-            if recorder is not None:
-                recorder.add(action, reward)
-            total += float(reward)
-            length += 1
-        if recorder is not None:
-            recorder.save(os.path.join(record_dir, f"{slug}-deal-{deal}.json"))
-        records.append(EpisodeRecord(name, deal, bool(info["is_won"]), int(info["foundation_cards"]), length,
-                                     bool(truncated and not terminated), total))
-    return records
+            recorder.add(action, reward)
+        total += float(reward)
+        length += 1
+    if recorder is not None:
+        recorder.save(os.path.join(record_dir, f"{slug}-deal-{deal}.json"))
+    return EpisodeRecord(name, deal, bool(info["is_won"]), int(info["foundation_cards"]), length,
+                         bool(truncated and not terminated), total)
 
 
-__all__ = ["AgentSummary", "EpisodeRecord", "EvaluationResult", "agent_seed", "evaluate", "wilson_interval"]
+__all__ = ["AgentSummary", "EpisodeErrors", "EpisodeRecord", "EvaluationResult", "agent_seed", "evaluate",
+           "read_records", "wilson_interval"]
