@@ -360,7 +360,7 @@ def data_path(game: str) -> Path:
 def _game_name(game: str) -> str:
     from solitaire_env.envs.registration import ENV_IDS
 
-    return ENV_IDS[game][1] if game in ENV_IDS else get_variant(game).name
+    return ENV_IDS[game][1].name if game in ENV_IDS else get_variant(game).name
 
 
 def load(game: str) -> list[DealResult]:

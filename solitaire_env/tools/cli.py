@@ -145,6 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--csv", metavar="FILE", help="write one row per episode to FILE")
     ev.add_argument("--json", metavar="FILE", help="write the summaries and every episode to FILE")
     ev.add_argument("--record", metavar="DIR", help="write every episode to DIR as a replayable recording")
+    ev.add_argument("--winnable-only", action="store_true",
+                    help="play the first N deals from --seed on that the shipped solver data proves winnable "
+                         "(test deals 0-999, docs/winnability.md); the table's 'wins of winnable' column is there "
+                         "whenever some deal played has shipped data")
     ev.add_argument("--resume", action="store_true",
                     help="--csv FILE holds rows of an interrupted run of this command: play only the other episodes")
     _add_ray_option(ev)
@@ -275,6 +279,8 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"deals {first}-{last} (--seed, --episodes) are not all {args.deals} deals "
                      f"({split.start}-{split.stop - 1}); choose --deals to match")
     args.seed = first
+    if args.winnable_only and args.deals != "test":
+        parser.error("--winnable-only plays test deals: the shipped winnability data covers deals 0-999")
     duplicates = sorted({a for a in args.agents if args.agents.count(a) > 1})
     if duplicates:
         parser.error(f"agent {duplicates[0]!r} given twice")
@@ -301,7 +307,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         result = evaluate(args.env, agents, args.episodes, args.seed, progress=not args.no_progress,
                           record_dir=args.record, env_kwargs=args.env_kwargs, backend=backend, csv_path=args.csv,
-                          resume=args.resume)
+                          resume=args.resume, winnable_only=args.winnable_only)
     except EpisodeErrors as e:
         # Every other episode was played (and is in the CSV): say which failed and how to go on.
         for agent, deal, error in e.failures[:20]:
@@ -315,7 +321,8 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except OSError as e:
         parser.error(f"cannot write {args.csv}: {e.strerror or e}")
     except ValueError as e:
-        if "env_kwargs" not in str(e) and not args.env_kwargs and "evaluation CSV" not in str(e):
+        if "env_kwargs" not in str(e) and not args.env_kwargs and "evaluation CSV" not in str(e) \
+                and "winnab" not in str(e):
             raise
         parser.error(str(e))
     print(result.table())
@@ -477,7 +484,7 @@ def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 
     games = []
     for g in args.games or GAMES:
-        name = ENV_IDS[g][1] if g in ENV_IDS else g
+        name = ENV_IDS[g][1].name if g in ENV_IDS else g
         if name not in GAMES:
             parser.error(f"unknown game {g!r}; known: {', '.join(GAMES)}")
         games.append(name)
@@ -496,7 +503,7 @@ def _verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     from solitaire_env.solver.winnability import GAMES, data_path, read_results, replay_lines
 
-    source = ENV_IDS[args.source][1] if args.source in ENV_IDS else args.source
+    source = ENV_IDS[args.source][1].name if args.source in ENV_IDS else args.source
     if source in GAMES:
         game, path = source, data_path(source)
     else:
@@ -505,7 +512,7 @@ def _verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         game = args.game or next((g for g in GAMES if base.startswith(g)), None)
         if game is None:
             parser.error(f"say which game {path} holds: --game {' | '.join(GAMES)}")
-        game = ENV_IDS[game][1] if game in ENV_IDS else game
+        game = ENV_IDS[game][1].name if game in ENV_IDS else game
         if game not in GAMES:
             parser.error(f"unknown game {game!r}; known: {', '.join(GAMES)}")
     try:

@@ -84,12 +84,18 @@ class AgentSummary:
     mean_length: float
     truncation_rate: float
     mean_return: float
+    # Among the deals played that the shipped data proves winnable (docs/winnability.md): how many there
+    # were, and the share of them this agent won. None when no deal played has shipped data (0-999 only).
+    winnable_deals: int | None = None
+    win_rate_of_winnable: float | None = None
 
     @classmethod
-    def of(cls, agent: str, records: list[EpisodeRecord]) -> AgentSummary:
+    def of(cls, agent: str, records: list[EpisodeRecord], winnable: set[int] | None = None) -> AgentSummary:
+        """``winnable``: the proved-winnable deals among those with shipped data (None: leave the column out)."""
         n = len(records)
         wins = sum(r.won for r in records)
         cards = [r.foundation_cards for r in records]
+        on_winnable = [r for r in records if winnable is not None and r.deal_seed in winnable]
         return cls(
             agent=agent,
             episodes=n,
@@ -101,6 +107,9 @@ class AgentSummary:
             mean_length=float(np.mean([r.length for r in records])),
             truncation_rate=sum(r.truncated for r in records) / n,
             mean_return=float(np.mean([r.episode_return for r in records])),
+            winnable_deals=len(on_winnable) if winnable is not None else None,
+            win_rate_of_winnable=(sum(r.won for r in on_winnable) / len(on_winnable)
+                                  if on_winnable else None),
         )
 
 
@@ -115,20 +124,36 @@ class EvaluationResult:
     records: list[EpisodeRecord]
     summaries: dict[str, AgentSummary]
     env_kwargs: dict = field(default_factory=dict)
+    winnable_only: bool = False  # the deals are the first proved-winnable ones from ``seed`` on
+    deals: list[int] = field(default_factory=list)  # the deals played, in order
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """The first and last deal played."""
+        return (self.deals[0], self.deals[-1]) if self.deals else (self.seed, self.seed + self.episodes - 1)
 
     def table(self) -> str:
         """The summaries as a Markdown table, with a heading line naming the game and the deals."""
         title = ENV_IDS[self.env_id][1].title
         limit = f"time limit {self.max_episode_steps} steps" if self.max_episode_steps else "no time limit"
-        deals = describe(self.seed, self.seed + self.episodes - 1)
+        deals = describe(*self.span)
+        if self.winnable_only:
+            deals = f"the proved-winnable ones among {deals}"
         head = ("agent", "deals", "wins", "win rate", "95% CI (Wilson)", "foundation cards mean",
                 "foundation cards median", "mean length", "truncated")
+        labelled = any(s.winnable_deals is not None for s in self.summaries.values())
+        if labelled:
+            head += ("wins of winnable",)
         rows = [head]
         for s in self.summaries.values():
             low, high = s.win_rate_ci95
-            rows.append((s.agent, str(s.episodes), str(s.wins), f"{100 * s.win_rate:.1f}%",
-                         f"{100 * low:.1f}% - {100 * high:.1f}%", f"{s.mean_foundation_cards:.2f}",
-                         f"{s.median_foundation_cards:g}", f"{s.mean_length:.1f}", f"{100 * s.truncation_rate:.1f}%"))
+            row = (s.agent, str(s.episodes), str(s.wins), f"{100 * s.win_rate:.1f}%",
+                   f"{100 * low:.1f}% - {100 * high:.1f}%", f"{s.mean_foundation_cards:.2f}",
+                   f"{s.median_foundation_cards:g}", f"{s.mean_length:.1f}", f"{100 * s.truncation_rate:.1f}%")
+            if labelled:
+                row += (f"{100 * s.win_rate_of_winnable:.1f}% of {s.winnable_deals}"
+                        if s.win_rate_of_winnable is not None else "-",)
+            rows.append(row)
         widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
         right = [False] + [True] * (len(head) - 1)
 
@@ -138,16 +163,20 @@ class EvaluationResult:
 
         rule = "|" + "|".join("-" * (w + 1) + ":" if r else "-" * (w + 2) for w, r in zip(widths, right, strict=True))
         options = f", {json.dumps(self.env_kwargs, sort_keys=True)}" if self.env_kwargs else ""
+        notes = ["", "wins of winnable: wins on the deals played that the shipped solver data proves winnable "
+                     "(docs/winnability.md), as a share of them"] if labelled else []
         return "\n".join([f"{title} ({self.env_id}{options}), {self.episodes} deals ({deals}), {limit}", "",
-                          line(rows[0]), rule + "|", *(line(r) for r in rows[1:])])
+                          line(rows[0]), rule + "|", *(line(r) for r in rows[1:]), *notes])
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "env_id": self.env_id,
             "episodes": self.episodes,
             "seed": self.seed,
-            "deal_seeds": [self.seed, self.seed + self.episodes - 1],
-            "split": split_of(self.seed, self.seed + self.episodes - 1),
+            "deal_seeds": list(self.span),
+            "split": split_of(*self.span),
+            "winnable_only": self.winnable_only,
+            "deals": self.deals,
             "max_episode_steps": self.max_episode_steps,
             "env_kwargs": self.env_kwargs,
             "summaries": {name: {**asdict(s), "win_rate_ci95": list(s.win_rate_ci95)}
@@ -206,8 +235,14 @@ def _csv_row(r: EpisodeRecord) -> dict[str, Any]:
 def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0, progress: bool = False,
              max_episode_steps: int | None = None, record_dir: str | os.PathLike | None = None,
              env_kwargs: dict | None = None, backend: Backend | None = None,
-             csv_path: str | os.PathLike | None = None, resume: bool = False) -> EvaluationResult:
+             csv_path: str | os.PathLike | None = None, resume: bool = False,
+             winnable_only: bool = False) -> EvaluationResult:
     """Play each agent on deals ``seed .. seed + episodes - 1`` of ``env_id`` and summarise.
+
+    ``winnable_only``: play instead the first ``episodes`` deals from ``seed`` on that the shipped solver
+    data proves winnable (:func:`solitaire_env.solver.winnability.winnable_seeds`; deals 0-999 only, so a
+    ``ValueError`` if there are too few). Whenever some deal played has shipped data, each summary also
+    gives the win rate on the proved-winnable deals among those played.
 
     ``max_episode_steps``: ``None`` keeps the env's registered time limit. ``env_kwargs``: arguments
     for the env (e.g. ``{"no_revisit": True}``; not ``deals``: the deals are the ones above), kept in
@@ -248,8 +283,19 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
         raise ValueError(f"env_kwargs: {e}") from None
     limit = env.spec.max_episode_steps if env.spec is not None else None
 
+    labels = _shipped_labels(env_id)
+    if winnable_only:
+        if labels is None:
+            raise ValueError(f"no shipped winnability data for {env_id}: cannot pick the winnable deals")
+        labelled, winnable = labels
+        deals = sorted(d for d in winnable if d >= seed)[:episodes]
+        if len(deals) < episodes:
+            raise ValueError(f"only {len(deals)} deals from {seed} to {max(labelled)} are proved winnable "
+                             f"(the shipped data covers deals {min(labelled)}-{max(labelled)}); asked for {episodes}")
+    else:
+        deals = list(range(seed, seed + episodes))
     order = {(name, deal): k for k, (name, deal) in enumerate(
-        (name, deal) for name in agents for deal in range(seed, seed + episodes))}
+        (name, deal) for name in agents for deal in deals)}
     done: dict[tuple[str, int], EpisodeRecord] = {}
     if resume and csv_path is not None and os.path.exists(csv_path):
         done = {(r.agent, r.deal_seed): r for r in read_records(csv_path) if (r.agent, r.deal_seed) in order}
@@ -294,8 +340,21 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     if failures:
         failures.sort(key=lambda f: order[f[0], f[1]])
         raise EpisodeErrors(failures, records)
-    summaries = {name: AgentSummary.of(name, [r for r in records if r.agent == name]) for name in agents}
-    return EvaluationResult(env_id, episodes, seed, limit, records, summaries, env_kwargs)
+    # The win rate on the winnable deals is only given when some deal played has shipped data.
+    winnable = labels[1] if labels is not None and labels[0] & set(deals) else None
+    summaries = {name: AgentSummary.of(name, [r for r in records if r.agent == name], winnable) for name in agents}
+    return EvaluationResult(env_id, episodes, seed, limit, records, summaries, env_kwargs, winnable_only, deals)
+
+
+def _shipped_labels(env_id: str) -> tuple[set[int], set[int]] | None:
+    """(the deals with shipped winnability data, those proved winnable), or None if none is shipped."""
+    from solitaire_env.solver import winnability
+
+    try:
+        rows = winnability.load(env_id)
+    except FileNotFoundError:
+        return None
+    return {r.seed for r in rows}, {r.seed for r in rows if r.result == "won"}
 
 
 def _write_rows(path: str | os.PathLike, records: list[EpisodeRecord]) -> None:
