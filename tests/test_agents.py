@@ -45,7 +45,7 @@ def test_agents_play_only_legal_actions(env_id, name):
     env = gym.make(env_id, illegal_action="raise", max_episode_steps=600)
     agent = make_agent(name, env_id, seed=0)
     steps, seed = 0, 0
-    while steps < 3000:
+    while steps < (1500 if name.startswith("search:") else 3000):
         for _, info, action in _play(env, agent, seed):
             assert isinstance(action, int) and info["action_mask"][action] == 1
             steps += 1

@@ -58,7 +58,7 @@ def test_masked_random_play_matches_engine(env_id):
     rng = np.random.default_rng(0)
     obs, info = env.reset(seed=3)
     steps = 0
-    while steps < 1000:
+    while steps < 600:
         mask = info["action_mask"]
         assert mask.dtype == np.int8 and mask.shape == (u.action_space.n,)
         np.testing.assert_array_equal(mask, u.game.action_mask())

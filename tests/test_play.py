@@ -209,7 +209,7 @@ def test_every_listed_notation_names_its_move(variant):
     """For every legal move in many positions, the listed notation parses back to exactly that move."""
     rng = np.random.default_rng(1)
     checked = 0
-    for seed in range(6):
+    for seed in range(4):
         game = Game(variant, seed=seed)
         for _ in range(250):
             moves = game.legal_moves()
