@@ -77,7 +77,15 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"eval": {"seed": 0}}, "evaluation deals 0-49 .* must be validation deals"),
     ({"eval": {"seed": 19_990, "episodes": 20}}, "must be validation deals"),
     ({"pretrain": [1, 2]}, "'pretrain' must be dict"),
-    ({"pretrain": {}, "env_kwargs": {"obs_mode": "onehot"}}, "pretrain needs the default 'codes' observation"),
+    ({"pretrain": {"rounds": 0}}, "'pretrain.rounds' must be positive"),
+    ({"pretrain": {"beta": 1.5}}, "'pretrain.beta' must be between 0 and 1"),
+    ({"pretrain": {"eval_episodes": 60}}, "'pretrain.eval_episodes' .60. must be at most eval.episodes .50."),
+    ({"pretrain": {"seed": 2**62 - 1500, "episodes": 1000, "rounds": 2}}, "must be train deals"),
+    ({"policy": "MoveScorerPolicy", "env_kwargs": {"obs_mode": "piles"}}, "set env_kwargs.action_features: true"),
+    ({"policy": "MoveScorerPolicy", "env_kwargs": {"action_features": True}}, "reads obs_mode piles"),
+    ({"policy_kwargs": {"dim": 32}}, "policy_kwargs.dim belongs to MoveScorerPolicy only"),
+    ({"policy": "MoveScorerPolicy", "env_kwargs": {"obs_mode": "piles", "action_features": True},
+      "policy_kwargs": {"hidden": 0}}, "policy_kwargs.hidden must be a positive integer"),
 ])
 def test_bad_configs_fail_clearly(change, match):
     with pytest.raises(ConfigError, match=match):
@@ -184,18 +192,6 @@ def test_warm_start_from_the_heuristic(tmp_path):
         done = terminated or truncated
     assert choices > 50 and agree / choices > 0.5
 
-
-def test_collect_demonstrations_is_reproducible():
-    from solitaire_env.tools.training import collect_demonstrations
-
-    config = parse_config({"env_id": "Rainbow-v0", "total_timesteps": 100, "hyperparams": {"gamma": 0.9},
-                           "pretrain": {"episodes": 2, "seed": 3_000_000}})
-    a, b = collect_demonstrations(config), collect_demonstrations(config)
-    assert a["steps"] == b["steps"] >= len(a["actions"]) > 0
-    np.testing.assert_array_equal(a["obs"], b["obs"])
-    np.testing.assert_array_equal(a["actions"], b["actions"])
-    assert a["masks"][np.arange(len(a["actions"])), a["actions"]].all()  # every recorded move is legal
-    np.testing.assert_allclose(a["returns"], b["returns"])
 
 
 def test_card_codes_policy_matches_one_hot_linear():

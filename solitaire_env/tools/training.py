@@ -21,28 +21,37 @@ checkpoint in ``checkpoints/``, with the same config; evaluations logged after t
 dropped, as the training that led to them is replayed) or ``overwrite=True`` (delete the run's files
 first).
 
-Warm start (optional ``pretrain`` section): before PPO starts, the policy is fitted to the moves
-of the rule-based :class:`~agents.heuristic.HeuristicAgent` (behaviour cloning). The heuristic
-plays ``pretrain.episodes`` deals (``pretrain.seed``, ``seed + 1``, ...; they must be train
-deals) in the env the config trains on (same
-``env_kwargs``: the same rewards and time limit), seeing only the observation, as every agent
-does. Every (observation, action mask, heuristic action) it plays, except the aimless moves of a
-heuristic that is ``stuck``, becomes a training example: the policy's masked action distribution
-(``policy.evaluate_actions`` with the masks) is fitted by cross-entropy for ``pretrain.epochs``
-passes, and with ``pretrain.value: true`` the value head by squared error on the discounted
-returns (``hyperparams.gamma``) of those episodes. PPO then goes on from that policy; a lower
+Warm start (optional ``pretrain`` section; :mod:`solitaire_env.tools.imitation` does the work):
+before PPO starts, the policy is fitted to the moves of the rule-based
+:class:`~agents.heuristic.HeuristicAgent`. Round 0 is behaviour cloning: the heuristic plays
+``pretrain.episodes`` deals (``pretrain.seed``, ``seed + 1``, ...; train deals) in the batched env
+the config trains on (same ``env_kwargs``: rewards, time limit, ``no_revisit``), reading each
+position's default ``codes`` observation while the policy gets the config's observation. Every
+move it makes, except the aimless moves of a heuristic that is ``stuck``, becomes a training
+example: the policy's masked action distribution is fitted by cross-entropy for ``pretrain.epochs``
+passes, and with ``pretrain.value: true`` the value head by squared error on the discounted returns
+(``hyperparams.gamma``) of those games. Each further round (``pretrain.rounds``) is a DAgger round on
+the next ``episodes`` deals: the policy plays (greedily; the teacher's move with probability
+``pretrain.beta``), the heuristic labels every position it reaches, and the policy is fitted again
+on all rounds' examples. With ``pretrain.eval_episodes`` each round ends with the policy playing
+the first validation deals of ``eval`` greedily, and PPO starts from the round with the best win
+rate. A finished round is saved (``pretrain/round_<r>.zip`` and ``.npz``, ``pretrain.json``), so
+``--resume`` goes on after the last one. PPO then goes on from that policy; a lower
 ``hyperparams.learning_rate`` keeps more of the warm start. ``summary.json`` gets a ``pretrain``
-entry (examples, agreement with the heuristic on them, wall time)::
+entry (examples, agreement with the heuristic, wall time, each round)::
 
     pretrain:
       agent: heuristic      # the only teacher
-      episodes: 1000        # heuristic games to learn from
-      seed: 1000000         # their deals: seed, seed + 1, ...
-      epochs: 5             # passes over the examples
+      episodes: 1000        # games per round
+      seed: 1000000         # their deals: seed, seed + 1, ... (round r: seed + r * episodes, ...)
+      epochs: 5             # passes over the examples, each round
       batch_size: 1024
       learning_rate: 0.001  # Adam, for the pretraining only
       value: true           # also fit the value head
       value_coef: 0.5
+      rounds: 1             # 1: cloning only; more: DAgger rounds after it
+      beta: 0.0             # DAgger rounds: the share of moves the teacher plays
+      eval_episodes: 0      # validation deals played after each round (at most eval.episodes)
 """
 
 from __future__ import annotations
@@ -87,6 +96,9 @@ class PretrainConfig:
     learning_rate: float = 1e-3
     value: bool = True
     value_coef: float = 0.5
+    rounds: int = 1  # 1: cloning of the teacher's games; each further round is a DAgger round
+    beta: float = 0.0  # DAgger rounds: the share of moves the teacher plays (the student plays the rest)
+    eval_episodes: int = 0  # validation deals (eval.seed ..) the policy plays greedily after each round
 
 
 @dataclass
@@ -121,20 +133,22 @@ _EVAL_TYPES: dict[str, tuple[type, ...]] = {"freq": (int,), "episodes": (int,), 
                                             "deterministic": (bool,)}
 _PRETRAIN_TYPES: dict[str, tuple[type, ...]] = {
     "agent": (str,), "episodes": (int,), "seed": (int,), "epochs": (int,), "batch_size": (int,),
-    "learning_rate": (float, int), "value": (bool,), "value_coef": (float, int),
+    "learning_rate": (float, int), "value": (bool,), "value_coef": (float, int), "rounds": (int,),
+    "beta": (float, int), "eval_episodes": (int,),
 }
 PRETRAIN_AGENTS = ("heuristic",)
 _ENV_KWARGS = {"obs_mode", "illegal_action", "illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus",
                "max_episode_steps", "track_revisits", "no_revisit", "action_features"}
-_POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim"}
-POLICIES = ("CardCodesPolicy", "MlpPolicy", "MultiInputPolicy")
+_POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim", "dim",
+                  "hidden"}
+POLICIES = ("CardCodesPolicy", "MlpPolicy", "MultiInputPolicy", "MoveScorerPolicy")
 # The observation modes each policy reads (SB3's MlpPolicy one-hots a MultiDiscrete itself).
 POLICY_OBS_MODES = {"CardCodesPolicy": ("codes",), "MlpPolicy": ("codes", "onehot"),
-                    "MultiInputPolicy": ("dict", "piles")}
+                    "MultiInputPolicy": ("dict", "piles"), "MoveScorerPolicy": ("piles",)}
 # What a run writes into its directory: what --overwrite deletes, and what marks a directory as holding a run.
 RUN_FILES = ("config.yaml", "summary.json", "pretrain.json", "pretrained_model.zip", "best_model.zip",
              "final_model.zip", "evaluations.npz", "learning_curve.png", "evaluation.json", "evaluation.csv")
-RUN_DIRS = ("checkpoints", "tb")
+RUN_DIRS = ("checkpoints", "tb", "pretrain")
 
 
 class RunDirError(ValueError):
@@ -177,6 +191,13 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
         raise ConfigError(f"{where}: policy must be one of {', '.join(POLICIES)}, got {raw['policy']!r}")
     if "features_dim" in raw.get("policy_kwargs", {}) and raw.get("policy") != "CardCodesPolicy":
         raise ConfigError(f"{where}: policy_kwargs.features_dim belongs to CardCodesPolicy only")
+    scorer_keys = sorted({"dim", "hidden"} & set(raw.get("policy_kwargs", {})))
+    if scorer_keys and raw.get("policy") != "MoveScorerPolicy":
+        raise ConfigError(f"{where}: policy_kwargs.{scorer_keys[0]} belongs to MoveScorerPolicy only")
+    for key in scorer_keys:
+        value = raw["policy_kwargs"][key]
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{where}: policy_kwargs.{key} must be a positive integer, got {value!r}")
 
     env_kwargs = raw.get("env_kwargs", {})
     bad = sorted(set(env_kwargs) - _ENV_KWARGS)
@@ -191,6 +212,9 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
         fits = ", ".join(p for p, modes in POLICY_OBS_MODES.items() if obs_mode in modes)
         raise ConfigError(f"{where}: policy {policy} reads obs_mode {' or '.join(POLICY_OBS_MODES[policy])}, but "
                           f"env_kwargs.obs_mode is {obs_mode!r}; for {obs_mode!r} use {fits}")
+    if policy == "MoveScorerPolicy" and env_kwargs.get("action_features") is not True:
+        raise ConfigError(f"{where}: policy MoveScorerPolicy scores moves by their features: set "
+                          "env_kwargs.action_features: true")
     deals = raw.get("deals", "train")
     try:
         train_deals = deal_set(deals)
@@ -256,20 +280,23 @@ def _parse_pretrain(pre: dict, raw: dict, eval_config: EvalConfig, where: str) -
         raise ConfigError(f"{where}: unknown pretrain key(s) {', '.join(bad)}; known: {', '.join(_PRETRAIN_TYPES)}")
     for key, value in pre.items():
         _check_type(where, f"pretrain.{key}", value, _PRETRAIN_TYPES[key])
-        if key in ("episodes", "epochs", "batch_size", "learning_rate") and value <= 0:
+        if key in ("episodes", "epochs", "batch_size", "learning_rate", "rounds") and value <= 0:
             raise ConfigError(f"{where}: 'pretrain.{key}' must be positive, got {value}")
-        if key in ("seed", "value_coef") and value < 0:
+        if key in ("seed", "value_coef", "eval_episodes") and value < 0:
             raise ConfigError(f"{where}: 'pretrain.{key}' must not be negative, got {value}")
+        if key == "beta" and not 0 <= value <= 1:
+            raise ConfigError(f"{where}: 'pretrain.beta' must be between 0 and 1, got {value}")
     config = PretrainConfig(**pre)
     if config.agent not in PRETRAIN_AGENTS:
         raise ConfigError(f"{where}: pretrain.agent must be one of {', '.join(PRETRAIN_AGENTS)}, got {config.agent!r}")
-    if raw.get("env_kwargs", {}).get("obs_mode", "codes") != "codes":
-        raise ConfigError(f"{where}: pretrain needs the default 'codes' observation (the heuristic reads it), "
-                          f"but env_kwargs.obs_mode is {raw['env_kwargs']['obs_mode']!r}")
-    deals = range(config.seed, config.seed + config.episodes)
+    deals = range(config.seed, config.seed + config.rounds * config.episodes)
     if deals.start not in TRAIN or deals.stop - 1 not in TRAIN:
-        raise ConfigError(f"{where}: pretrain deals {deals.start}-{deals.stop - 1} (pretrain.seed, pretrain.episodes) "
-                          f"must be train deals ({TRAIN.start} and up), apart from the validation and test deals")
+        raise ConfigError(f"{where}: pretrain deals {deals.start}-{deals.stop - 1} (pretrain.seed, pretrain.episodes "
+                          f"per round) must be train deals ({TRAIN.start} and up), apart from the validation and "
+                          "test deals")
+    if config.eval_episodes > eval_config.episodes:
+        raise ConfigError(f"{where}: 'pretrain.eval_episodes' ({config.eval_episodes}) must be at most eval.episodes "
+                          f"({eval_config.episodes}): it plays the first of the same validation deals")
     return config
 
 
@@ -344,12 +371,21 @@ def prepare_run_dir(out: Path, config: TrainConfig, resume: bool = False, overwr
         checkpoint = latest_checkpoint(out)
         if checkpoint is not None:
             return checkpoint
-        print(f"{out}: no checkpoint saved yet, starting the run anew")
+        kept: tuple[str, ...] = ()
+        if (out / "pretrain.json").is_file() and (out / "pretrain").is_dir():
+            kept = ("pretrain.json", "pretrain")  # pretrain_policy goes on after its last finished round
+            print(f"{out}: no PPO checkpoint saved yet, going on with the pretraining rounds it finished")
+        else:
+            print(f"{out}: no checkpoint saved yet, starting the run anew")
+    else:
+        kept = ()
     if holds_run:  # overwrite, or a resume with nothing to resume from
         for name in RUN_FILES:
-            (out / name).unlink(missing_ok=True)
+            if name not in kept:
+                (out / name).unlink(missing_ok=True)
         for name in RUN_DIRS:
-            shutil.rmtree(out / name, ignore_errors=True)
+            if name not in kept:
+                shutil.rmtree(out / name, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     return None
 
@@ -375,6 +411,7 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CheckpointCallback
 
+    from agents.move_scorer import MoveScorerPolicy
     from solitaire_env.envs.sb3 import CardCodesPolicy, make_sb3_vec_env
 
     out = Path(output_dir or config.output_dir)
@@ -401,13 +438,14 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
         if "activation_fn" in policy_kwargs:
             activations = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
             policy_kwargs["activation_fn"] = activations[policy_kwargs["activation_fn"]]
-        policy = CardCodesPolicy if config.policy == "CardCodesPolicy" else config.policy
+        policy = {"CardCodesPolicy": CardCodesPolicy, "MoveScorerPolicy": MoveScorerPolicy}.get(config.policy,
+                                                                                              config.policy)
         model = MaskablePPO(
             policy, venv, seed=config.seed, device="cpu", verbose=verbose, tensorboard_log=str(out / "tb"),
             policy_kwargs=policy_kwargs, **config.hyperparams,
         )
         if config.pretrain is not None:
-            pretrain_stats = pretrain_policy(model, config, verbose=verbose)
+            pretrain_stats = pretrain_policy(model, config, out=out, verbose=verbose, progress=progress)
             (out / "pretrain.json").write_text(json.dumps(pretrain_stats, indent=2))
             model.save(out / "pretrained_model.zip")
     evaluation = fixed_deals_eval_callback(
@@ -428,6 +466,7 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     wall = time.perf_counter() - start
     model.save(out / "final_model.zip")
     steps = model.num_timesteps - first_step
+    print(f"ppo: {steps} steps in {wall:.0f} s ({steps / max(wall, 1e-9):.0f} env steps/s)", flush=True)
     summary = {"env_id": config.env_id, "timesteps": int(model.num_timesteps), "wall_time_s": round(wall, 1),
                "steps_per_s": round(steps / wall, 1) if wall > 0 else None,
                "torch_threads": torch.get_num_threads(), "deals": deals}
@@ -482,142 +521,106 @@ def fixed_deals_eval_callback(eval_env: Any, **kwargs: Any) -> Any:
     return FixedDealsEvalCallback(eval_env, **kwargs)
 
 
-def collect_demonstrations(config: TrainConfig) -> dict[str, Any]:
-    """Let ``config.pretrain.agent`` play ``config.pretrain.episodes`` deals in the config's env.
+def pretrain_deals(config: TrainConfig, round_: int) -> range:
+    """The teacher deals of pretraining round ``round_`` (0: the cloning round)."""
+    pre = config.pretrain or PretrainConfig()
+    return range(pre.seed + round_ * pre.episodes, pre.seed + (round_ + 1) * pre.episodes)
 
-    Returns arrays ``obs`` (codes), ``masks`` (bool), ``actions`` and ``returns`` (the discounted
-    return from each step, ``hyperparams.gamma``), one row per recorded step (the steps a stuck
-    heuristic plays are left out), plus ``episodes``, ``wins``, ``steps`` (all steps played) and
-    ``mean_foundation_cards``.
+
+def pretrain_policy(model: Any, config: TrainConfig, out: Path | None = None, verbose: int = 0,
+                    progress: bool = False) -> dict[str, Any]:
+    """Warm start: fit ``model.policy`` to the teacher's moves, over ``pretrain.rounds`` rounds (see the
+    module docstring).
+
+    With ``out``, each finished round leaves ``pretrain/round_<r>.zip`` (the model) and
+    ``pretrain/round_<r>.npz`` (its examples) there, and ``pretrain.json`` its statistics, so a run cut
+    short goes on after its last finished round; the model of the round with the best validation win
+    rate (the last round when there is no validation) is loaded into ``model`` at the end. Returns the
+    statistics that go into ``summary.json``.
     """
-    import gymnasium as gym
-    import numpy as np
-
-    import solitaire_env  # noqa: F401  (registers the ids)
-    from agents import make_agent
+    from solitaire_env.tools import imitation
 
     pre = config.pretrain or PretrainConfig()
     gamma = float(config.hyperparams.get("gamma", _ppo_hyperparams()["gamma"].default))
-    env = gym.make(config.env_id, **config.env_kwargs)
-    agent = make_agent(pre.agent, config.env_id, seed=pre.seed)
-    obs_rows, mask_rows, actions, returns = [], [], [], []
-    wins = steps = cards = 0
-    for episode in range(pre.episodes):
-        deal = pre.seed + episode
-        obs, info = env.reset(seed=deal)
-        agent.reset(deal)
-        rewards, keep = [], []
-        done = False
-        while not done:
-            action = agent.act(obs, info)
-            if not getattr(agent, "stuck", False):
-                obs_rows.append(obs.astype(np.uint8))
-                mask_rows.append(np.asarray(info["action_mask"], dtype=bool))
-                actions.append(action)
-                keep.append(len(rewards))
-            obs, reward, terminated, truncated, info = env.step(action)
-            rewards.append(float(reward))
-            done = terminated or truncated
-        steps += len(rewards)
-        wins += bool(info["is_won"])
-        cards += int(info["foundation_cards"])
-        to_go = np.zeros(len(rewards) + 1)
-        for t in range(len(rewards) - 1, -1, -1):
-            to_go[t] = rewards[t] + gamma * to_go[t + 1]
-        returns.extend(to_go[keep].tolist())
-    env.close()
-    n_obs = len(obs_rows)
-    return {
-        "obs": np.stack(obs_rows) if n_obs else np.zeros((0, env.observation_space.shape[0]), np.uint8),
-        "masks": np.stack(mask_rows) if n_obs else np.zeros((0, env.action_space.n), bool),
-        "actions": np.asarray(actions, dtype=np.int64), "returns": np.asarray(returns, dtype=np.float32),
-        "episodes": pre.episodes, "wins": wins, "steps": steps, "mean_foundation_cards": cards / max(pre.episodes, 1),
-    }
-
-
-def pretrain_policy(model: Any, config: TrainConfig, verbose: int = 0) -> dict[str, Any]:
-    """Warm start: fit ``model.policy`` to the teacher's moves (see the module docstring).
-
-    Returns the statistics that go into ``summary.json``: the teacher's games, the number of
-    examples, the policy's agreement with the teacher on those with a choice (:func:`agreement`)
-    before and after, what a random legal choice would agree on, the final losses and the wall time.
-    """
-    import numpy as np
-    import torch
-
-    pre = config.pretrain or PretrainConfig()
-    start = time.perf_counter()
-    data = collect_demonstrations(config)
-    collect_s = time.perf_counter() - start
-    obs = data["obs"]
-    policy = model.policy
-    policy.set_training_mode(True)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=pre.learning_rate)
-    masks, actions = data["masks"], torch.as_tensor(data["actions"])
-    returns = torch.as_tensor(data["returns"])
-    n = len(actions)
-    rng = np.random.default_rng(pre.seed)
-    agreement_before = agreement(policy, data)
-    policy_loss = value_loss = float("nan")
-    for epoch in range(pre.epochs):
-        order = rng.permutation(n)
-        totals = np.zeros(2)
-        for lo in range(0, n, pre.batch_size):
-            idx = order[lo:lo + pre.batch_size]
-            batch = torch.as_tensor(obs[idx], dtype=torch.float32)
-            values, log_prob, _ = policy.evaluate_actions(batch, actions[idx], action_masks=masks[idx])
-            pol = -log_prob.mean()
-            val = torch.nn.functional.mse_loss(values.flatten(), returns[idx])
-            loss = pol + pre.value_coef * val if pre.value else pol
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
-            optimizer.step()
-            totals += (pol.item() * len(idx), val.item() * len(idx))
-        policy_loss, value_loss = totals / max(n, 1)
-        if verbose:
-            print(f"pretrain epoch {epoch + 1}/{pre.epochs}: cross-entropy {policy_loss:.4f}, "
-                  f"value mse {value_loss:.5f}")
-    policy.set_training_mode(False)
-    stats = {
-        "agent": pre.agent, "episodes": data["episodes"], "teacher_wins": data["wins"],
-        "teacher_mean_foundation_cards": round(data["mean_foundation_cards"], 2), "steps_played": data["steps"],
-        "examples": n, "epochs": pre.epochs, "cross_entropy": round(float(policy_loss), 4),
-        "value_mse": round(float(value_loss), 6), "agreement_before": round(agreement_before, 4),
-        "agreement": round(agreement(policy, data), 4),
-        "chance_agreement": round(chance_agreement(data), 4),
-        "collect_s": round(collect_s, 1), "wall_time_s": round(time.perf_counter() - start, 1),
-    }
+    folder = out / "pretrain" if out is not None else None
+    rounds: list[dict[str, Any]] = []
+    parts: list[imitation.Games] = []
+    if folder is not None and (out / "pretrain.json").is_file():  # resume after the last finished round
+        done = json.loads((out / "pretrain.json").read_text()).get("rounds", [])
+        for r, stats in enumerate(done):
+            if not ((folder / f"round_{r}.zip").is_file() and (folder / f"round_{r}.npz").is_file()):
+                break
+            rounds.append(stats)
+            parts.append(imitation.Games.load(str(folder / f"round_{r}.npz")))
+        if rounds:
+            model.set_parameters(str(folder / f"round_{len(rounds) - 1}.zip"), device="cpu")
+            print(f"pretrain: resuming after round {len(rounds)} of {pre.rounds}")
+    evals = range(config.eval.seed, config.eval.seed + min(pre.eval_episodes, config.eval.episodes))
+    for r in range(len(rounds), pre.rounds):
+        t0 = time.perf_counter()
+        teacher_plays = r == 0  # round 0 is cloning of the teacher's own games; then DAgger
+        data = imitation.play(config.env_id, pretrain_deals(config, r), config.env_kwargs, n_envs=config.n_envs,
+                              teacher=pre.agent, policy=None if teacher_plays else model.policy,
+                              beta=1.0 if teacher_plays else pre.beta, seed=pre.seed + r, gamma=gamma,
+                              progress=progress)
+        collect_s = time.perf_counter() - t0
+        parts.append(data)
+        everything = imitation.Games.concat(parts) if len(parts) > 1 else data
+        before = imitation.agreement(model.policy, data)
+        losses = imitation.fit(model.policy, everything, pre.epochs, batch_size=pre.batch_size,
+                               learning_rate=pre.learning_rate, value=pre.value, value_coef=pre.value_coef,
+                               max_grad_norm=model.max_grad_norm, seed=pre.seed + r, progress=progress)
+        fit_s = time.perf_counter() - t0 - collect_s
+        stats = {"round": r, "deals": describe(pretrain_deals(config, r).start, pretrain_deals(config, r)[-1]),
+                 "player": "teacher" if teacher_plays else f"student, teacher's move with probability {pre.beta}",
+                 "games": data.stats["games"], "player_wins": data.stats["wins"],
+                 "player_mean_foundation_cards": data.stats["mean_foundation_cards"],
+                 "steps_played": data.stats["steps"],
+                 "examples": len(data), "examples_total": len(everything), "agreement_before": round(before, 4),
+                 "agreement": round(imitation.agreement(model.policy, data), 4),
+                 "chance_agreement": round(imitation.chance_agreement(data), 4), **losses,
+                 "collect_s": round(collect_s, 1), "collect_steps_per_s": data.stats["steps_per_s"],
+                 "fit_s": round(fit_s, 1),
+                 "fit_examples_per_s": round(pre.epochs * len(everything) / max(fit_s, 1e-9), 1)}
+        if pre.eval_episodes:
+            val = imitation.play(config.env_id, evals, config.env_kwargs, n_envs=config.n_envs, policy=model.policy,
+                                 deterministic=config.eval.deterministic, seed=config.eval.seed)
+            stats["validation"] = {"deals": describe(evals.start, evals[-1]), "win_rate": val.stats["win_rate"],
+                                   "mean_foundation_cards": val.stats["mean_foundation_cards"]}
+        rounds.append(stats)
+        line = (f"pretrain round {r + 1}/{pre.rounds}: {stats['examples']} examples ({len(everything)} in all), "
+                f"agreement {stats['agreement']:.3f} (chance {stats['chance_agreement']:.3f}), "
+                f"collect {collect_s:.0f} s ({data.stats['steps_per_s']:.0f} steps/s), fit {fit_s:.0f} s "
+                f"({stats['fit_examples_per_s']:.0f} examples/s)")
+        if "validation" in stats:
+            line += f", validation win rate {stats['validation']['win_rate']:.3f}"
+        print(line, flush=True)
+        if folder is not None:
+            folder.mkdir(exist_ok=True)
+            model.save(folder / f"round_{r}.zip")
+            data.save(str(folder / f"round_{r}.npz"))
+            (out / "pretrain.json").write_text(json.dumps(_pretrain_summary(pre, rounds), indent=2))
+    summary = _pretrain_summary(pre, rounds)
+    if folder is not None and summary["best_round"] != len(rounds) - 1:
+        model.set_parameters(str(folder / f"round_{summary['best_round']}.zip"), device="cpu")
     if verbose:
-        print(f"pretrain: {stats}")
-    return stats
+        print(f"pretrain: {summary}")
+    return summary
 
 
-def agreement(policy: Any, data: dict[str, Any], batch_size: int = 8192) -> float:
-    """How often the policy's most likely legal action is the teacher's, over ``data``'s examples
-    with a choice (two legal actions or more; 0.0 if there are none)."""
-    import numpy as np
-    import torch
-
-    choice = np.flatnonzero(data["masks"].sum(axis=1) > 1)
-    hits = 0
-    with torch.no_grad():
-        for lo in range(0, len(choice), batch_size):
-            idx = choice[lo:lo + batch_size]
-            obs = torch.as_tensor(data["obs"][idx], dtype=torch.float32)
-            dist = policy.get_distribution(obs, action_masks=data["masks"][idx])
-            chosen = dist.distribution.probs.argmax(dim=1).numpy()
-            hits += int((chosen == data["actions"][idx]).sum())
-    return hits / max(len(choice), 1)
-
-
-def chance_agreement(data: dict[str, Any]) -> float:
-    """What a uniformly random legal choice would agree on, over the same examples as :func:`agreement`."""
-    import numpy as np
-
-    legal = data["masks"].sum(axis=1)
-    legal = legal[legal > 1]
-    return float(np.mean(1.0 / legal)) if len(legal) else 0.0
+def _pretrain_summary(pre: PretrainConfig, rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    scored = [r["validation"]["win_rate"] if "validation" in r else -1.0 for r in rounds]
+    # The best validation round (the first of equals); the last round when none was validated.
+    best = len(rounds) - 1 if max(scored, default=-1.0) < 0 else scored.index(max(scored))
+    last = rounds[-1] if rounds else {}
+    # The first round's keys at the top, as a one-round run wrote them before rounds existed.
+    first = rounds[0] if rounds else {}
+    return {"agent": pre.agent, "episodes": pre.episodes, "epochs": pre.epochs,
+            "teacher_wins": first.get("player_wins"), "examples": last.get("examples_total", 0),
+            "agreement_before": first.get("agreement_before"), "agreement": last.get("agreement"),
+            "chance_agreement": first.get("chance_agreement"), "cross_entropy": last.get("cross_entropy"),
+            "value_mse": last.get("value_mse"), "best_round": best, "rounds": rounds,
+            "wall_time_s": round(sum(r["collect_s"] + r["fit_s"] for r in rounds), 1)}
 
 
 def plot_learning_curve(run_dir: str | Path, out: str | Path | None = None) -> Path:

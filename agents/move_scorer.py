@@ -1,0 +1,176 @@
+""":class:`MoveScorerPolicy`: a MaskablePPO policy that judges each move by what it does.
+
+It reads the ``piles`` observation with its action features (``gym.make(id, obs_mode="piles",
+action_features=True)``, :mod:`solitaire_env.engine.features`) and nothing else, so hidden cards can
+never change its output. Every part shares its weights across the things of one kind:
+
+==================  ==============================================================================
+part                what it computes
+==================  ==============================================================================
+card slots          one vector per slot: an embedding of the card (52 cards, or empty / face down /
+                    unseen) plus a linear map of its movable / to-foundation / height columns
+places              per tableau pile: the sum of its slots' vectors and its pile row (length, face-down
+                    cards, top run, top card), through one shared layer; per foundation slot: its row
+                    (suit, cards, next rank) through another; the waste, stock and reserve: the mean
+                    of their slots' vectors
+context             mean and max over piles and over foundations, the three areas and the summary row,
+                    through a two-layer MLP: the value head reads only this
+move score          per allowed move, one shared MLP over: the embedding of the card that moves and of
+                    the card it goes onto, its count, from / to areas, uncovers, empties, seen, the
+                    vectors of its source and target place, and the context. Moves the observation's
+                    ``allowed`` column rules out get a logit of -1e8, as the env's mask does
+==================  ==============================================================================
+
+Only the allowed moves are scored (about 10-30 of Rank and File's 243 action ids), so a forward
+pass costs little more than the per-position part. ``MaskablePPO(MoveScorerPolicy, env)`` with the
+env above; ``ortho_init`` defaults to off (the layers use PyTorch's default initialisation and the
+last layer of the scorer starts small, so the first policy is close to uniform over legal moves).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+from solitaire_env.engine import features as F
+
+# Card tokens: 1-52 a card seen (the observation's code), 53 + state for a slot without one.
+N_TOKENS = 53 + 4
+# Scales that bring the integer columns to about 0..1.
+_SUMMARY_SCALE = torch.tensor([104.0, 104.0, 24.0, 24.0, 2.0, 13.0, 60.0, 104.0, 10.0])
+_A = {name: i for i, name in enumerate(F.ACTION_FEATURES)}
+
+
+def _onehot(x: torch.Tensor, n: int) -> torch.Tensor:
+    return nn.functional.one_hot(x.long().clamp(0, n - 1), n).float()
+
+
+class MoveScorer(BaseFeaturesExtractor):
+    """The network of :class:`MoveScorerPolicy` (the module docstring says what each part does).
+
+    ``forward`` returns ``[logits (n_actions), context (dim)]`` per observation; the policy splits them.
+    """
+
+    def __init__(self, observation_space: gym.spaces.Dict, n_actions: int, dim: int = 64, hidden: int = 128) -> None:
+        super().__init__(observation_space, n_actions + dim)
+        need = {"cards", "piles", "foundations", "summary", "action_features"}
+        if not isinstance(observation_space, gym.spaces.Dict) or not need <= set(observation_space.spaces):
+            raise TypeError("MoveScorerPolicy needs the 'piles' observation with action features: "
+                            "gym.make(id, obs_mode='piles', action_features=True)")
+        self.n_actions, self.dim = n_actions, dim
+        self.n_piles = observation_space["piles"].shape[0]
+        self.n_found = observation_space["foundations"].shape[0]
+        self.token = nn.Embedding(N_TOKENS, dim)
+        self.slot = nn.Linear(3, dim)
+        self.pile = nn.Sequential(nn.Linear(dim + 4 + 5, dim), nn.ReLU())
+        self.found = nn.Sequential(nn.Linear(5 + 2, dim), nn.ReLU())
+        self.context = nn.Sequential(nn.Linear(7 * dim + 9, hidden), nn.ReLU(), nn.Linear(hidden, dim), nn.ReLU())
+        # card, onto, count, from (5), to (6), from a pile, uncovers, empties, seen, source, target, context
+        move_in = 2 * dim + 1 + 5 + 6 + 4 + 3 * dim
+        self.score = nn.Sequential(nn.Linear(move_in, hidden), nn.ReLU(), nn.Linear(hidden, hidden // 2), nn.ReLU(),
+                                   nn.Linear(hidden // 2, 1))
+        with torch.no_grad():
+            self.score[-1].weight.mul_(0.01)
+            self.score[-1].bias.zero_()
+        self.register_buffer("summary_scale", _SUMMARY_SCALE.clone(), persistent=False)
+
+    def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        cards, piles, found = obs["cards"], obs["piles"], obs["foundations"]
+        acts = obs["action_features"]
+        b, d = cards.shape[0], self.dim
+        # Card slots.
+        state = cards[..., F.F_STATE].long()
+        rank, suit = cards[..., F.F_RANK].long(), cards[..., F.F_SUIT].long()
+        token = torch.where(rank > 0, (suit - 1) * 13 + rank, 53 + state)
+        cols = torch.stack((cards[..., F.F_MOVABLE], cards[..., F.F_UP], cards[..., F.F_HEIGHT].clamp(max=13) / 13), -1)
+        present = (state > 0).unsqueeze(-1).float()
+        slot = torch.relu(self.token(token) + self.slot(cols)) * present
+        # Pool per place: tableau pile p is group p + 1, the waste, stock and reserve groups P + 1..P + 3.
+        area = cards[..., F.F_AREA].long()
+        group = torch.where(area == F.AREA_TABLEAU, cards[..., F.F_PILE].long(), self.n_piles + area)
+        groups = self.n_piles + 4
+        pooled = slot.new_zeros(b, groups, d).scatter_add_(1, group.unsqueeze(-1).expand(-1, -1, d), slot)
+        counts = present.new_zeros(b, groups, 1).scatter_add_(1, group.unsqueeze(-1), present)
+        tab = pooled[:, 1:self.n_piles + 1] / 8.0
+        areas = pooled[:, self.n_piles + 1:] / counts[:, self.n_piles + 1:].clamp(min=1.0)
+        pile_cols = torch.cat((piles[..., :3] / 13.0, piles[..., 3:4] / 13.0, _onehot(piles[..., 4], 5)), -1)
+        pile_vec = self.pile(torch.cat((tab, pile_cols), -1))  # (b, P, d)
+        found_cols = torch.cat((_onehot(found[..., 0], 5), found[..., 1:3] / 13.0), -1)
+        found_vec = self.found(found_cols)  # (b, F, d)
+        summary = obs["summary"] / self.summary_scale
+        context = self.context(torch.cat((pile_vec.mean(1), pile_vec.amax(1), found_vec.mean(1), found_vec.amax(1),
+                                          areas.reshape(b, 3 * d), summary), -1))
+        # Places a move names: 0 none, 1..P the piles, P + 1.. the foundation slots.
+        places = torch.cat((pile_vec.new_zeros(b, 1, d), pile_vec, found_vec), 1)
+        logits = torch.full((b, self.n_actions), -1e8, dtype=slot.dtype, device=slot.device)
+        rows, moves = torch.nonzero(acts[..., _A["allowed"]] > 0, as_tuple=True)
+        if len(rows):
+            a = acts[rows, moves]  # (m, 11)
+            to = a[:, _A["to"]].long()
+            to_index = a[:, _A["to_index"]].long()
+            target = torch.where((to == F.TO_PILE) | (to == F.TO_EMPTY), to_index,
+                                 torch.where(to == F.TO_FOUNDATION, self.n_piles + to_index, torch.zeros_like(to)))
+            source = a[:, _A["from_pile"]].long()
+            x = torch.cat((self.token(a[:, _A["card"]].long()), self.token(a[:, _A["onto"]].long()),
+                           a[:, _A["count"]:_A["count"] + 1] / 13.0, _onehot(a[:, _A["from"]], 5),
+                           _onehot(a[:, _A["to"]], 6), (source > 0).float().unsqueeze(-1),
+                           a[:, _A["uncovers"]:_A["seen"] + 1], places[rows, source], places[rows, target],
+                           context[rows]), -1)
+            logits = logits.index_put((rows, moves), self.score(x).squeeze(-1))
+        return torch.cat((logits, context), -1)
+
+
+class _Split(nn.Module):
+    """SB3's ``mlp_extractor`` slot: the logits go to the actor as they are, the context to a value MLP."""
+
+    def __init__(self, n_actions: int, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.n_actions = n_actions
+        self.latent_dim_pi, self.latent_dim_vf = n_actions, hidden
+        self.value = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU())
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, :self.n_actions]
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.value(features[:, self.n_actions:])
+
+
+class MoveScorerPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy over :class:`MoveScorer` (the module docstring). ``policy_kwargs``: ``dim``
+    (place and context vectors, 64) and ``hidden`` (the MLPs' width, 128)."""
+
+    def __init__(self, observation_space: gym.spaces.Space, action_space: gym.spaces.Space, lr_schedule: Any,
+                 dim: int = 64, hidden: int = 128, **kwargs: Any) -> None:
+        self._dims = (dim, hidden)
+        kwargs.setdefault("ortho_init", False)
+        kwargs["features_extractor_class"] = MoveScorer
+        kwargs["features_extractor_kwargs"] = {"n_actions": int(action_space.n), "dim": dim, "hidden": hidden}
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        dim, hidden = self._dims
+        self.mlp_extractor = _Split(int(self.action_space.n), dim, hidden)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = nn.Identity()  # the extractor's logits are the action logits
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(dim=self._dims[0], hidden=self._dims[1])
+        for key in ("features_extractor_class", "features_extractor_kwargs"):
+            data.pop(key, None)  # set by __init__ from dim and hidden
+        return data
+
+
+__all__ = ["MoveScorer", "MoveScorerPolicy"]

@@ -1,0 +1,263 @@
+"""Learning from a teacher: batched play with a teacher and a student, behaviour cloning, DAgger.
+
+:func:`play` runs the batched env (:class:`~solitaire_env.envs.vector.SolitaireVectorEnv`) over an
+ordered list of deals, each played exactly once, with one teacher agent per sub-env (the rule-based
+:class:`~agents.heuristic.HeuristicAgent` reads each sub-env's default ``codes`` observation, whatever
+the observation the student gets) and optionally a student policy. Each move is the teacher's with
+probability ``beta``, else the student's; every move the teacher would make (when it is not stuck)
+is recorded with the student's observation as a training example. ``beta = 1`` is behaviour cloning
+of the teacher's own games; ``beta < 1`` is DAgger (Ross et al., 2011): the teacher labels the
+positions the student reaches. :func:`fit` fits the policy's masked action distribution to the
+labels by cross-entropy (and the value head to the discounted returns of the games played).
+
+Rows come back ordered by deal, then by step, so the data does not depend on the number of sub-envs.
+Needs the ``train`` extra (torch).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from solitaire_env.envs.registration import ENV_IDS
+
+
+@dataclass
+class Games:
+    """What :func:`play` returns: the examples (``obs`` rows, ``masks``, teacher ``actions``,
+    discounted ``returns``) and the games' statistics."""
+
+    obs: Any  # an array, or a dict of arrays (Dict observations), one row per example
+    masks: np.ndarray
+    actions: np.ndarray
+    returns: np.ndarray
+    stats: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def rows(self, idx: np.ndarray) -> Any:
+        return {k: v[idx] for k, v in self.obs.items()} if isinstance(self.obs, dict) else self.obs[idx]
+
+    @staticmethod
+    def concat(parts: list[Games]) -> Games:
+        obs = ({k: np.concatenate([p.obs[k] for p in parts]) for k in parts[0].obs}
+               if isinstance(parts[0].obs, dict) else np.concatenate([p.obs for p in parts]))
+        return Games(obs, np.concatenate([p.masks for p in parts]), np.concatenate([p.actions for p in parts]),
+                     np.concatenate([p.returns for p in parts]), {"parts": [p.stats for p in parts]})
+
+    def save(self, path: str) -> None:
+        obs = self.obs if isinstance(self.obs, dict) else {"obs": self.obs}
+        np.savez(path, **{f"obs.{k}": v for k, v in obs.items()}, masks=self.masks, actions=self.actions,
+                 returns=self.returns)
+
+    @staticmethod
+    def load(path: str, stats: dict | None = None) -> Games:
+        with np.load(path) as f:
+            obs = {k.removeprefix("obs."): f[k] for k in f.files if k.startswith("obs.")}
+            masks, actions, returns = f["masks"], f["actions"], f["returns"]
+        return Games(obs["obs"] if set(obs) == {"obs"} else obs, masks, actions, returns, stats or {})
+
+
+def _rows(obs: Any, idx: np.ndarray) -> Any:
+    return {k: v[idx].copy() for k, v in obs.items()} if isinstance(obs, dict) else obs[idx].copy()
+
+
+def policy_actions(policy: Any, obs: Any, masks: np.ndarray, deterministic: bool) -> np.ndarray:
+    """The actions of an SB3 policy for a batch of observations (greedy or sampled)."""
+    import torch
+
+    with torch.no_grad():
+        tensor = policy.obs_to_tensor(obs)[0]
+        dist = policy.get_distribution(tensor, action_masks=masks)
+        return dist.get_actions(deterministic=deterministic).cpu().numpy().astype(np.int64)
+
+
+def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int = 16, teacher: str | None = None,
+         policy: Any = None, beta: float = 1.0, deterministic: bool = True, seed: int = 0, gamma: float = 0.995,
+         record: bool = True, progress: bool = False) -> Games:
+    """Play every deal of ``deals`` once (the module docstring says who moves and what is recorded).
+
+    ``policy``: an SB3 policy (``model.policy``) for the student's moves, greedy when
+    ``deterministic``; ``seed`` seeds the choice between teacher and student and the sampling.
+    ``record=False`` (or no teacher) keeps no examples: an evaluation of whoever plays. ``stats``:
+    games, wins, win rate, mean foundation cards, steps, truncated games, wall time and steps/s.
+    """
+    import gymnasium as gym
+    import torch
+
+    import solitaire_env  # noqa: F401  (registers the ids)
+    from agents import make_agent
+
+    if env_id not in ENV_IDS:
+        raise ValueError(f"unknown env id {env_id!r}; known: {', '.join(ENV_IDS)}")
+    if teacher is None and policy is None:
+        raise ValueError("play needs a teacher, a policy or both")
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"beta must be in [0, 1], got {beta}")
+    n_envs = max(1, min(n_envs, len(deals)))
+    env = gym.make_vec(env_id, num_envs=n_envs, deals=deals, **(env_kwargs or {}))
+    venv = env.unwrapped if hasattr(env, "unwrapped") else env
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    teachers = [make_agent(teacher, env_id, seed=seed) for _ in range(n_envs)] if teacher else None
+    record = record and teachers is not None
+    start = time.perf_counter()
+    obs, _ = venv.reset(seed=list(range(n_envs)))  # positions 0 .. n-1 of the ordered deal set
+    game = np.arange(n_envs)  # which of the deals each sub-env plays; >= len(deals): idle
+    if teachers:
+        for t in teachers:
+            t.reset()
+    chunks: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # obs, masks, actions, game, step
+    rewards: list[list[float]] = [[] for _ in deals]
+    won = np.zeros(len(deals), bool)
+    cards = np.zeros(len(deals), np.int64)
+    truncated_games = steps = 0
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(deals), unit="game", leave=False)
+    while True:
+        active = np.flatnonzero(game < len(deals))
+        if not len(active):
+            break
+        masks = venv.masks.astype(bool)
+        acts = np.zeros(n_envs, np.int64)
+        moves = np.full(n_envs, -1, np.int64)  # the teacher's move
+        taught = np.full(n_envs, -1, np.int64)  # its label: none while it is stuck (its moves are aimless)
+        if teachers:
+            codes = venv.codes
+            for i in active:
+                moves[i] = teachers[i].act(codes[i], {"action_mask": masks[i]})
+                taught[i] = -1 if teachers[i].stuck else moves[i]
+        use_teacher = np.zeros(n_envs, bool)
+        if teachers:
+            use_teacher[active] = rng.random(len(active)) < beta if policy is not None else True
+        if policy is not None and not use_teacher[active].all():
+            acts[:] = policy_actions(policy, obs, masks, deterministic)
+        acts[use_teacher] = moves[use_teacher]
+        if record:
+            keep = active[taught[active] >= 0]
+            if len(keep):
+                step_of = np.array([len(rewards[game[i]]) for i in keep])
+                chunks.append((_rows(obs, keep), masks[keep], taught[keep], game[keep].copy(), step_of))
+        for i in np.flatnonzero(game >= len(deals)):  # idle sub-envs still step: any legal move
+            legal = np.flatnonzero(masks[i])
+            acts[i] = legal[0] if len(legal) else 0
+        obs, reward, terminated, truncated, info = venv.step(acts)
+        steps += len(active)
+        for i in active:
+            rewards[game[i]].append(float(reward[i]))
+        done = np.flatnonzero(terminated | truncated)
+        for i in done:
+            g = game[i]
+            if g < len(deals):
+                won[g] = bool(info["is_won"][i])
+                cards[g] = int(info["foundation_cards"][i])
+                truncated_games += bool(truncated[i] and not terminated[i])
+                if bar is not None:
+                    bar.update(1)
+            game[i] += n_envs
+            if teachers:
+                teachers[i].reset()
+        if len(done):
+            obs = venv.reset_envs(done)
+    if bar is not None:
+        bar.close()
+    env.close()
+    wall = time.perf_counter() - start
+    # Discounted returns of each game, then the examples in (deal, step) order.
+    to_go = []
+    for r in rewards:
+        g = np.zeros(len(r) + 1)
+        for t in range(len(r) - 1, -1, -1):
+            g[t] = r[t] + gamma * g[t + 1]
+        to_go.append(g)
+    n_games = len(deals)
+    stats = {"games": n_games, "wins": int(won.sum()), "win_rate": round(float(won.mean()), 4),
+             "mean_foundation_cards": round(float(cards.mean()), 2), "steps": steps,
+             "truncated": truncated_games, "wall_time_s": round(wall, 1),
+             "steps_per_s": round(steps / wall, 1) if wall > 0 else None}
+    if not chunks:
+        return Games(np.zeros((0,)), np.zeros((0, venv.single_action_space.n), bool), np.zeros(0, np.int64),
+                     np.zeros(0, np.float32), {**stats, "examples": 0})
+    games = np.concatenate([c[3] for c in chunks])
+    step_of = np.concatenate([c[4] for c in chunks])
+    order = np.lexsort((step_of, games))
+    first = chunks[0][0]
+    obs_all = ({k: np.concatenate([c[0][k] for c in chunks])[order] for k in first}
+               if isinstance(first, dict) else np.concatenate([c[0] for c in chunks])[order])
+    returns = np.array([to_go[g][s] for g, s in zip(games[order], step_of[order], strict=True)], dtype=np.float32)
+    out = Games(obs_all, np.concatenate([c[1] for c in chunks])[order],
+                np.concatenate([c[2] for c in chunks])[order], returns, {**stats, "examples": int(len(order))})
+    return out
+
+
+def fit(policy: Any, data: Games, epochs: int, batch_size: int = 512, learning_rate: float = 1e-3,
+        value: bool = True, value_coef: float = 0.5, max_grad_norm: float = 0.5, seed: int = 0,
+        progress: bool = False) -> dict[str, float]:
+    """Fit ``policy`` (an SB3 maskable policy) to ``data``'s labels: cross-entropy of its masked action
+    distribution, plus ``value_coef`` times the squared error of its value on the returns when
+    ``value``. Adam over ``epochs`` shuffled passes (``seed``). Returns the last epoch's mean losses."""
+    import torch
+
+    n = len(data)
+    rng = np.random.default_rng(seed)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    actions = torch.as_tensor(data.actions)
+    returns = torch.as_tensor(data.returns)
+    policy.set_training_mode(True)
+    totals = np.zeros(2)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=epochs * ((n + batch_size - 1) // batch_size), unit="batch", leave=False)
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        totals = np.zeros(2)
+        for lo in range(0, n, batch_size):
+            idx = order[lo:lo + batch_size]
+            obs = policy.obs_to_tensor(data.rows(idx))[0]
+            values, log_prob, _ = policy.evaluate_actions(obs, actions[idx], action_masks=data.masks[idx])
+            pol = -log_prob.mean()
+            val = torch.nn.functional.mse_loss(values.flatten(), returns[idx])
+            loss = pol + value_coef * val if value else pol
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+            optimizer.step()
+            totals += (pol.item() * len(idx), val.item() * len(idx))
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    policy.set_training_mode(False)
+    ce, mse = totals / max(n, 1)
+    return {"cross_entropy": round(float(ce), 4), "value_mse": round(float(mse), 6)}
+
+
+def agreement(policy: Any, data: Games, batch_size: int = 4096) -> float:
+    """How often the policy's most likely legal action is the teacher's, over ``data``'s examples with a
+    choice (two legal actions or more; 0.0 if there are none)."""
+    choice = np.flatnonzero(data.masks.sum(axis=1) > 1)
+    hits = 0
+    for lo in range(0, len(choice), batch_size):
+        idx = choice[lo:lo + batch_size]
+        chosen = policy_actions(policy, data.rows(idx), data.masks[idx], deterministic=True)
+        hits += int((chosen == data.actions[idx]).sum())
+    return hits / max(len(choice), 1)
+
+
+def chance_agreement(data: Games) -> float:
+    """What a uniformly random legal choice would agree on, over the same examples as :func:`agreement`."""
+    legal = data.masks.sum(axis=1)
+    legal = legal[legal > 1]
+    return float(np.mean(1.0 / legal)) if len(legal) else 0.0
+
+
+__all__ = ["Games", "agreement", "chance_agreement", "fit", "play", "policy_actions"]

@@ -1,0 +1,91 @@
+"""MoveScorerPolicy (agents/move_scorer.py): it plugs into MaskablePPO, reads only the observation, and
+scores exactly the allowed moves."""
+
+import random
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+import torch  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+import solitaire_env  # noqa: E402,F401
+from agents.move_scorer import MoveScorerPolicy  # noqa: E402
+from solitaire_env.envs.registration import ENV_IDS  # noqa: E402
+from solitaire_env.envs.sb3 import make_sb3_vec_env  # noqa: E402
+from tests.test_agents import _shuffle_hidden  # noqa: E402
+
+torch.set_num_threads(1)  # small networks: threads only add contention on a shared machine
+KWARGS = {"obs_mode": "piles", "action_features": True, "no_revisit": True}
+
+
+def _model(env_id: str, **kwargs):
+    venv = make_sb3_vec_env(env_id, n_envs=2, seed=0, **KWARGS)
+    return MaskablePPO(MoveScorerPolicy, venv, n_steps=32, batch_size=32, n_epochs=1, device="cpu", seed=0,
+                       policy_kwargs={"dim": 16, "hidden": 32}, **kwargs)
+
+
+def _logits(policy, obs) -> np.ndarray:
+    with torch.no_grad():
+        tensor = policy.obs_to_tensor(obs)[0]
+        return policy.get_distribution(tensor).distribution.logits.numpy()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_hidden_cards_never_change_the_policy(env_id):
+    """Twin positions (the face-down cards and the unseen stock dealt differently) give the same
+    observation and the same action logits, at every step of a game."""
+    policy = _model(env_id).policy
+    env, twin_env, here = gym.make(env_id, **KWARGS), gym.make(env_id, **KWARGS), gym.make(env_id, **KWARGS)
+    rng = random.Random(0)
+    obs, info = env.reset(seed=3)
+    compared = differed = 0
+    for _ in range(60):
+        state = env.unwrapped.get_state()
+        twin = _shuffle_hidden(state, rng)
+        differed += twin != state
+        a_obs, _ = here.reset(options={"state": state})  # both from a fresh history
+        b_obs, _ = twin_env.reset(options={"state": twin})
+        for key in a_obs:
+            assert np.array_equal(a_obs[key], b_obs[key]), key
+        np.testing.assert_array_equal(_logits(policy, a_obs), _logits(policy, b_obs))
+        compared += 1
+        legal = np.flatnonzero(info["action_mask"])
+        obs, _, terminated, truncated, info = env.step(int(rng.choice(list(legal))))
+        if terminated or truncated:
+            break
+    assert compared >= 20 and differed >= 10
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_only_allowed_moves_get_a_score(env_id):
+    policy = _model(env_id).policy
+    env = gym.make(env_id, **KWARGS)
+    obs, info = env.reset(seed=1)
+    for _ in range(30):
+        logits = _logits(policy, obs)[0]
+        allowed = info["action_mask"].astype(bool)
+        assert (logits[~allowed] <= -1e7).all() and (logits[allowed] > -1e7).all()
+        obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(allowed)[0]))
+        if terminated or truncated:
+            break
+
+
+def test_it_trains_saves_and_loads(tmp_path):
+    model = _model("Rainbow-v0")
+    before = [p.detach().clone() for p in model.policy.parameters()]
+    model.learn(64)
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.policy.parameters(), strict=True))
+    model.save(tmp_path / "m.zip")
+    loaded = MaskablePPO.load(tmp_path / "m.zip", device="cpu")
+    assert isinstance(loaded.policy, MoveScorerPolicy)
+    obs, _ = gym.make("Rainbow-v0", **KWARGS).reset(seed=5)
+    np.testing.assert_allclose(_logits(loaded.policy, obs), _logits(model.policy, obs))
+
+
+def test_it_refuses_an_observation_without_action_features():
+    venv = make_sb3_vec_env("Rainbow-v0", n_envs=1, obs_mode="piles")
+    with pytest.raises(TypeError, match="action_features=True"):
+        MaskablePPO(MoveScorerPolicy, venv, device="cpu")
