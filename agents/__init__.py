@@ -9,7 +9,9 @@
 :mod:`agents.search`; a path to a ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
 (:mod:`agents.ppo`, needs the ``train`` extra), or to a training run directory: its
 ``best_model.zip``, else its ``final_model.zip``; ``sample:PATH``: that checkpoint's policy sampled
-instead of played greedily.
+instead of played greedily; ``pretrained``: the game's shipped policy (``agents/pretrained/<game>.zip``,
+a :class:`~agents.move_scorer.MoveScorerPolicy` trained by ``configs/<game>_scorer.yaml``; needs the
+``train`` extra), which plays in the env options it was trained with (:attr:`Agent.env_kwargs`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
 from solitaire_env.envs.registration import ENV_IDS
 
-AGENT_NAMES = ("random", "heuristic", "search")
+AGENT_NAMES = ("random", "heuristic", "search", "pretrained")
+PRETRAINED_DIR = os.path.join(os.path.dirname(__file__), "pretrained")
+
+
+def pretrained_path(env_id: str) -> str:
+    """The shipped policy file of ``env_id``'s game (``FileNotFoundError`` if none is shipped)."""
+    path = os.path.join(PRETRAINED_DIR, f"{ENV_IDS[env_id][1].name}.zip")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no pretrained policy is shipped for {env_id} (looked for {path})")
+    return path
 
 
 def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent:
@@ -50,6 +61,11 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
         agent = SearchAgent(ENV_IDS[env_id][1], seed, worlds=worlds, nodes=nodes)
         agent.name = name_or_path
         return agent
+    if name_or_path in ("pretrained", "sample:pretrained"):
+        from agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
+
+        return MaskablePPOAgent.load(pretrained_path(env_id), env_id, name=name_or_path,
+                                     deterministic=name_or_path == "pretrained")
     # "sample:PATH" plays the checkpoint's policy by sampling instead of greedily.
     sample = name_or_path.startswith("sample:")
     path = name_or_path.removeprefix("sample:")
@@ -58,8 +74,8 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
         from agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
 
         return MaskablePPOAgent.load(path, env_id, name=name_or_path, deterministic=not sample)
-    raise ValueError(f"unknown agent {name_or_path!r}: use random, heuristic, search, search:WxN, the path "
-                     "of a MaskablePPO .zip checkpoint or of a run directory, or sample:PATH")
+    raise ValueError(f"unknown agent {name_or_path!r}: use random, heuristic, search, search:WxN, pretrained, "
+                     "the path of a MaskablePPO .zip checkpoint or of a run directory, or sample:PATH")
 
 
-__all__ = ["AGENT_NAMES", "Agent", "HeuristicAgent", "RandomAgent", "make_agent"]
+__all__ = ["AGENT_NAMES", "Agent", "HeuristicAgent", "RandomAgent", "make_agent", "pretrained_path"]

@@ -15,6 +15,9 @@ class Agent:
     """Base class of all agents. Subclasses set :attr:`name` and implement :meth:`act`."""
 
     name: str = "agent"
+    # The env options the agent plays with, beyond the caller's (its observation, say: {"obs_mode": "piles",
+    # "action_features": True}); solitaire_env.tools.evaluation builds its env with them. Empty: any env.
+    env_kwargs: dict = {}
 
     def reset(self, seed: int | None = None) -> None:
         """Start a new episode; ``seed`` seeds any randomness the agent uses (``None``: leave it as it is)."""

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from agents.base import Agent
-from solitaire_env.envs.base import OBS_MODES, ObservationEncoder, observation_space
+from solitaire_env.envs.base import DICT_MODES, OBS_MODES, ObservationEncoder, observation_space
 from solitaire_env.envs.registration import ENV_IDS
+
+# The env options a policy's play depends on, read from its run's config (or a <checkpoint>.json beside it).
+PLAY_OPTIONS = ("obs_mode", "action_features", "no_revisit", "track_revisits")
 
 # What a training run directory holds (solitaire_env.tools.training), in the order taken.
 RUN_DIR_MODELS = ("best_model.zip", "final_model.zip")
@@ -65,7 +71,8 @@ class MaskablePPOAgent(Agent):
     greedy policy can cycle forever in the two-deck games); ``reset(seed)`` seeds the sampling.
     """
 
-    def __init__(self, model: Any, env_id: str, name: str = "ppo", deterministic: bool = True) -> None:
+    def __init__(self, model: Any, env_id: str, name: str = "ppo", deterministic: bool = True,
+                 play_options: dict | None = None) -> None:
         self.model, self.env_id, self.name = model, env_id, name
         self.deterministic = deterministic
         self.checkpoint: str | None = None  # the file it was loaded from, by load()
@@ -74,6 +81,11 @@ class MaskablePPOAgent(Agent):
             raise ValueError(f"the checkpoint's action space is {model.action_space}, but {env_id} has "
                              f"Discrete({variant.n_actions}): it was trained on another game")
         self._encoder = None
+        options = {k: v for k, v in (play_options or {}).items() if k in PLAY_OPTIONS}
+        for mode in DICT_MODES:  # observations with action features only an env can make: play in one
+            if model.observation_space == observation_space(variant, mode, action_features=True):
+                self.env_kwargs = {**options, "obs_mode": mode, "action_features": True}
+                return
         for mode in OBS_MODES:
             if model.observation_space == observation_space(variant, mode):
                 self._encoder = ObservationEncoder(variant, mode)
@@ -81,6 +93,8 @@ class MaskablePPOAgent(Agent):
         else:
             raise ValueError(f"the checkpoint's observation space {model.observation_space} is none of "
                              f"{env_id}'s ({', '.join(OBS_MODES)}): it was trained on another game or observation")
+        # Re-encoded from the default observation; the options that change what the mask allows still hold.
+        self.env_kwargs = {k: v for k, v in options.items() if k in ("no_revisit",) and v}
 
     def reset(self, seed: int | None = None) -> None:
         if not self.deterministic and seed is not None:
@@ -110,17 +124,55 @@ class MaskablePPOAgent(Agent):
         except Exception as e:  # anything SB3 or torch raises on a bad file
             raise ValueError(_unreadable(path, _short_reason(e))) from e
         try:
-            agent = cls(model, env_id, name=name or path, deterministic=deterministic)
+            agent = cls(model, env_id, name=name or path, deterministic=deterministic,
+                        play_options=play_options(path))
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
         agent.checkpoint = path
         return agent
 
+    @property
+    def batched(self) -> bool:
+        """Whether :meth:`act_batch` plays as :meth:`act` does: greedy play, no randomness to keep in step."""
+        return self.deterministic
+
+    def act_batch(self, observations: Any, masks: np.ndarray) -> np.ndarray:
+        """The greedy actions for a batch of observations of this agent's env options (what a batched
+        env returns) and their masks: one forward pass for all."""
+        obs = observations if self._encoder is None else self._encoder(np.asarray(observations), masks)
+        return policy_actions(self.model.policy, obs, np.asarray(masks).astype(bool), deterministic=True)
+
     def act(self, observation: Any, info: dict) -> int:
         mask = np.asarray(info["action_mask"]).astype(bool)
-        obs = self._encoder(np.asarray(observation), info["action_mask"])
+        obs = observation if self._encoder is None else self._encoder(np.asarray(observation), info["action_mask"])
         action, _ = self.model.predict(obs, action_masks=mask, deterministic=self.deterministic)
         return int(action)
 
 
-__all__ = ["RUN_DIR_MODELS", "MaskablePPOAgent", "find_checkpoint"]
+def policy_actions(policy: Any, obs: Any, masks: np.ndarray, deterministic: bool) -> np.ndarray:
+    """The actions of an SB3 maskable policy for a batch of observations (greedy or sampled)."""
+    import torch
+
+    with torch.no_grad():
+        tensor = policy.obs_to_tensor(obs)[0]
+        dist = policy.get_distribution(tensor, action_masks=masks)
+        return dist.get_actions(deterministic=deterministic).cpu().numpy().astype(np.int64)
+
+
+def play_options(path: str | os.PathLike) -> dict:
+    """The env options (:data:`PLAY_OPTIONS`) a checkpoint was trained with: from ``<checkpoint>.json``
+    (``{"env_kwargs": {...}}``, as the shipped policies have) or else the ``config.yaml`` of its run
+    directory (the checkpoint's folder, or the one above ``checkpoints/``); ``{}`` if neither is there."""
+    path = Path(path)
+    sidecar = path.with_suffix(".json")
+    if sidecar.is_file():
+        return dict(json.loads(sidecar.read_text()).get("env_kwargs", {}))
+    for folder in (path.parent, path.parent.parent):
+        config = folder / "config.yaml"
+        if config.is_file():
+            raw = yaml.safe_load(config.read_text())
+            return dict(raw.get("env_kwargs") or {}) if isinstance(raw, dict) else {}
+    return {}
+
+
+__all__ = ["PLAY_OPTIONS", "RUN_DIR_MODELS", "MaskablePPOAgent", "find_checkpoint", "play_options", "policy_actions"]

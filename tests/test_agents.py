@@ -42,8 +42,8 @@ LEGALITY_AGENTS = [*(n for n in AGENT_NAMES if n != "search"), "search:2x200",
 @pytest.mark.parametrize("env_id", ENV_IDS)
 @pytest.mark.parametrize("name", LEGALITY_AGENTS)
 def test_agents_play_only_legal_actions(env_id, name):
-    env = gym.make(env_id, illegal_action="raise", max_episode_steps=600)
     agent = make_agent(name, env_id, seed=0)
+    env = gym.make(env_id, illegal_action="raise", max_episode_steps=600, **agent.env_kwargs)
     steps, seed = 0, 0
     while steps < (1500 if name.startswith("search:") else 3000):
         for _, info, action in _play(env, agent, seed):

@@ -89,3 +89,27 @@ def test_it_refuses_an_observation_without_action_features():
     venv = make_sb3_vec_env("Rainbow-v0", n_envs=1, obs_mode="piles")
     with pytest.raises(TypeError, match="action_features=True"):
         MaskablePPO(MoveScorerPolicy, venv, device="cpu")
+
+
+def test_batched_evaluation_plays_the_single_env_episodes(tmp_path):
+    """evaluate plays a greedy policy agent in the batched env; the episodes are those of single play."""
+    import json
+
+    from agents.ppo import MaskablePPOAgent
+    from solitaire_env.tools.evaluation import evaluate
+
+    model = _model("Rainbow-v0")
+    model.learn(64)
+    model.save(tmp_path / "policy.zip")
+    (tmp_path / "policy.json").write_text(json.dumps({"env_kwargs": KWARGS}))
+    agent = MaskablePPOAgent.load(tmp_path / "policy.zip", "Rainbow-v0")
+    assert agent.batched and agent.env_kwargs == KWARGS
+
+    class OneAtATime(MaskablePPOAgent):
+        batched = False
+
+    single = OneAtATime.load(tmp_path / "policy.zip", "Rainbow-v0")
+    batched = evaluate("Rainbow-v0", {"p": agent}, episodes=6, seed=0, max_episode_steps=200)
+    one = evaluate("Rainbow-v0", {"p": single}, episodes=6, seed=0, max_episode_steps=200)
+    assert batched.records == one.records
+    assert {r.deal_seed for r in batched.records} == set(range(6))

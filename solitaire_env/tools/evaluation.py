@@ -126,6 +126,7 @@ class EvaluationResult:
     env_kwargs: dict = field(default_factory=dict)
     winnable_only: bool = False  # the deals are the first proved-winnable ones from ``seed`` on
     deals: list[int] = field(default_factory=list)  # the deals played, in order
+    agent_env_kwargs: dict = field(default_factory=dict)  # agent -> the env options it plays with (Agent.env_kwargs)
 
     @property
     def span(self) -> tuple[int, int]:
@@ -165,6 +166,8 @@ class EvaluationResult:
         options = f", {json.dumps(self.env_kwargs, sort_keys=True)}" if self.env_kwargs else ""
         notes = ["", "wins of winnable: wins on the deals played that the shipped solver data proves winnable "
                      "(docs/winnability.md), as a share of them"] if labelled else []
+        for name, kwargs in self.agent_env_kwargs.items():
+            notes += ["", f"{name} plays with the env options {json.dumps(kwargs, sort_keys=True)} (the agent's own)"]
         return "\n".join([f"{title} ({self.env_id}{options}), {self.episodes} deals ({deals}), {limit}", "",
                           line(rows[0]), rule + "|", *(line(r) for r in rows[1:]), *notes])
 
@@ -179,6 +182,7 @@ class EvaluationResult:
             "deals": self.deals,
             "max_episode_steps": self.max_episode_steps,
             "env_kwargs": self.env_kwargs,
+            "agent_env_kwargs": self.agent_env_kwargs,
             "summaries": {name: {**asdict(s), "win_rate_ci95": list(s.win_rate_ci95)}
                           for name, s in self.summaries.items()},
             "records": [r.row() for r in self.records],
@@ -277,8 +281,11 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     if "deals" in env_kwargs:
         raise ValueError("env_kwargs cannot set 'deals': evaluate plays deals seed .. seed + episodes - 1")
     kwargs = {} if max_episode_steps is None else {"max_episode_steps": max_episode_steps}
+    agent_kwargs = agent_env_kwargs(agents, env_kwargs)
     try:  # built here too, to refuse bad arguments before any work and to read the time limit
         env = gym.make(env_id, **kwargs, **env_kwargs)
+        for options in agent_kwargs.values():
+            gym.make(env_id, **kwargs, **env_kwargs, **options).close()
     except TypeError as e:  # an argument the env does not take
         raise ValueError(f"env_kwargs: {e}") from None
     limit = env.spec.max_episode_steps if env.spec is not None else None
@@ -302,7 +309,7 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     todo = [key for key in order if key not in done]
     context = _EpisodeContext(env_id, {**kwargs, **env_kwargs}, agents,
                               None if record_dir is None else os.path.abspath(record_dir))  # workers: other cwd
-    context._env = env  # played on here when the tasks run in this process; never sent to a worker
+    context._envs[()] = env  # played on here when the tasks run in this process; never sent to a worker
     out = open(csv_path, "a" if done else "w", newline="") if csv_path is not None else None  # noqa: SIM115
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
     if writer and not done:
@@ -315,7 +322,24 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
         bar = tqdm(total=len(order), initial=len(done), desc=desc, unit="episode")
     results = dict(done)
     failures: list[tuple[str, int, str]] = []
+    # Greedy policy agents play all their deals at once in the batched env, one forward pass a step for all
+    # (here, unless the episodes go elsewhere or are recorded).
+    batched = {name for name, agent in agents.items() if getattr(agent, "batched", False)
+               and (backend is None or (backend.ray is None and backend.jobs == 1)) and record_dir is None}
     try:
+        for name in batched:
+            mine = [deal for agent_name, deal in todo if agent_name == name]
+            if not mine:
+                continue
+            for r in play_batched(env_id, {**kwargs, **env_kwargs, **agent_kwargs.get(name, {})}, name,
+                                  agents[name], mine):
+                results[name, r.deal_seed] = r
+                if writer:
+                    writer.writerow(_csv_row(r))
+                    out.flush()
+                if bar is not None:
+                    bar.update(1)
+        todo = [key for key in todo if key[0] not in batched]
         for i, r in run_tasks(_play_task, todo, context=context, backend=backend):
             if isinstance(r, TaskError):
                 failures.append((*todo[i], r.error))
@@ -343,7 +367,69 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     # The win rate on the winnable deals is only given when some deal played has shipped data.
     winnable = labels[1] if labels is not None and labels[0] & set(deals) else None
     summaries = {name: AgentSummary.of(name, [r for r in records if r.agent == name], winnable) for name in agents}
-    return EvaluationResult(env_id, episodes, seed, limit, records, summaries, env_kwargs, winnable_only, deals)
+    return EvaluationResult(env_id, episodes, seed, limit, records, summaries, env_kwargs, winnable_only, deals,
+                            agent_kwargs)
+
+
+def agent_env_kwargs(agents: dict[str, Agent], env_kwargs: dict) -> dict[str, dict]:
+    """The env options of each agent that needs some (:attr:`Agent.env_kwargs`); ``ValueError`` if one
+    contradicts ``env_kwargs``."""
+    out = {}
+    for name, agent in agents.items():
+        own = dict(getattr(agent, "env_kwargs", None) or {})
+        clash = sorted(k for k in own if k in env_kwargs and env_kwargs[k] != own[k])
+        if clash:
+            raise ValueError(f"agent {name!r} plays with {clash[0]}={own[clash[0]]!r}, but env_kwargs set "
+                             f"{clash[0]}={env_kwargs[clash[0]]!r}: evaluate it apart")
+        if own:
+            out[name] = own
+    return out
+
+
+def play_batched(env_id: str, env_kwargs: dict, name: str, agent: Agent, deals: list[int],
+                 n_envs: int = 64) -> list[EpisodeRecord]:
+    """Agent ``name`` plays each of ``deals`` once, ``n_envs`` at a time in the batched env, choosing
+    with ``agent.act_batch(obs, masks)``: the episodes of one-at-a-time play, in the order played out.
+
+    Only for agents whose batch play is their single play (``agent.batched``: a greedy policy). A policy's
+    scores for one position can differ in the last bits between a batch and a single pass, so a move
+    whose two best scores tie to about 1e-6 may go the other way; the figures agree otherwise.
+    """
+    n = max(1, min(n_envs, len(deals)))
+    env = gym.make_vec(env_id, num_envs=n, deals=list(deals), **env_kwargs)
+    venv = env.unwrapped if hasattr(env, "unwrapped") else env
+    obs, _ = venv.reset(seed=list(range(n)))  # sub-env i starts at deal i, then i + n, ...
+    game = np.arange(n)
+    length = np.zeros(n, np.int64)
+    total = np.zeros(n)
+    records: list[EpisodeRecord] = []
+    while True:
+        active = game < len(deals)
+        if not active.any():
+            break
+        masks = venv.masks.astype(bool)
+        acts = agent.act_batch(obs, masks)
+        for i in np.flatnonzero(~masks[np.arange(n), acts]):
+            if active[i]:
+                raise RuntimeError(f"agent {name!r} played illegal action {acts[i]} on deal {deals[game[i]]}, "
+                                   f"step {length[i]}")
+            legal = np.flatnonzero(masks[i])  # an idle sub-env: any legal move
+            acts[i] = legal[0] if len(legal) else 0
+        obs, reward, terminated, truncated, info = venv.step(acts)
+        length += 1
+        total += reward
+        done = np.flatnonzero(terminated | truncated)
+        for i in done:
+            if active[i]:
+                records.append(EpisodeRecord(name, deals[game[i]], bool(info["is_won"][i]),
+                                             int(info["foundation_cards"][i]), int(length[i]),
+                                             bool(truncated[i] and not terminated[i]), float(total[i])))
+            game[i] += n
+            length[i], total[i] = 0, 0.0
+        if len(done):
+            obs = venv.reset_envs(done)
+    env.close()
+    return records
 
 
 def _shipped_labels(env_id: str) -> tuple[set[int], set[int]] | None:
@@ -372,25 +458,27 @@ class _EpisodeContext:
 
     def __init__(self, env_id: str, env_kwargs: dict, agents: dict[str, Agent], record_dir: str | None) -> None:
         self.env_id, self.env_kwargs, self.agents, self.record_dir = env_id, env_kwargs, agents, record_dir
-        self._env: gym.Env | None = None
+        self._envs: dict[tuple, gym.Env] = {}  # by the agent's own env options
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_env": None}  # a live env does not travel; the worker makes its own
+        return {**self.__dict__, "_envs": {}}  # a live env does not travel; the worker makes its own
 
-    def env(self) -> gym.Env:
-        if self._env is None:
-            self._env = gym.make(self.env_id, **self.env_kwargs)
-        return self._env
+    def env(self, name: str) -> gym.Env:
+        own = dict(getattr(self.agents[name], "env_kwargs", None) or {})
+        key = tuple(sorted(own.items()))
+        if key not in self._envs:
+            self._envs[key] = gym.make(self.env_id, **self.env_kwargs, **own)
+        return self._envs[key]
 
     def close(self) -> None:
-        if self._env is not None:
-            self._env.close()
-            self._env = None
+        for env in self._envs.values():
+            env.close()
+        self._envs = {}
 
 
 def _play_task(context: _EpisodeContext, task: tuple[str, int]) -> EpisodeRecord:
     name, deal = task
-    return _play_episode(context.env(), name, context.agents[name], deal, context.record_dir)
+    return _play_episode(context.env(name), name, context.agents[name], deal, context.record_dir)
 
 
 def _play_episode(env: gym.Env, name: str, agent: Agent, deal: int, record_dir: str | None) -> EpisodeRecord:

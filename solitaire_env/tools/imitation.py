@@ -66,16 +66,6 @@ def _rows(obs: Any, idx: np.ndarray) -> Any:
     return {k: v[idx].copy() for k, v in obs.items()} if isinstance(obs, dict) else obs[idx].copy()
 
 
-def policy_actions(policy: Any, obs: Any, masks: np.ndarray, deterministic: bool) -> np.ndarray:
-    """The actions of an SB3 policy for a batch of observations (greedy or sampled)."""
-    import torch
-
-    with torch.no_grad():
-        tensor = policy.obs_to_tensor(obs)[0]
-        dist = policy.get_distribution(tensor, action_masks=masks)
-        return dist.get_actions(deterministic=deterministic).cpu().numpy().astype(np.int64)
-
-
 def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int = 16, teacher: str | None = None,
          policy: Any = None, beta: float = 1.0, deterministic: bool = True, seed: int = 0, gamma: float = 0.995,
          record: bool = True, progress: bool = False) -> Games:
@@ -90,7 +80,8 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
     import torch
 
     import solitaire_env  # noqa: F401  (registers the ids)
-    from agents import make_agent
+    from agents import make_agent  # the tools load the agents only where they use them
+    from agents.ppo import policy_actions
 
     if env_id not in ENV_IDS:
         raise ValueError(f"unknown env id {env_id!r}; known: {', '.join(ENV_IDS)}")
@@ -244,6 +235,8 @@ def fit(policy: Any, data: Games, epochs: int, batch_size: int = 512, learning_r
 def agreement(policy: Any, data: Games, batch_size: int = 4096) -> float:
     """How often the policy's most likely legal action is the teacher's, over ``data``'s examples with a
     choice (two legal actions or more; 0.0 if there are none)."""
+    from agents.ppo import policy_actions
+
     choice = np.flatnonzero(data.masks.sum(axis=1) > 1)
     hits = 0
     for lo in range(0, len(choice), batch_size):
@@ -260,4 +253,4 @@ def chance_agreement(data: Games) -> float:
     return float(np.mean(1.0 / legal)) if len(legal) else 0.0
 
 
-__all__ = ["Games", "agreement", "chance_agreement", "fit", "play", "policy_actions"]
+__all__ = ["Games", "agreement", "chance_agreement", "fit", "play"]

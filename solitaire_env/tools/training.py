@@ -147,6 +147,7 @@ POLICY_OBS_MODES = {"CardCodesPolicy": ("codes",), "MlpPolicy": ("codes", "oneho
                     "MultiInputPolicy": ("dict", "piles"), "MoveScorerPolicy": ("piles",)}
 # What a run writes into its directory: what --overwrite deletes, and what marks a directory as holding a run.
 RUN_FILES = ("config.yaml", "summary.json", "pretrain.json", "pretrained_model.zip", "best_model.zip",
+             "selected_model.zip",
              "final_model.zip", "evaluations.npz", "learning_curve.png", "evaluation.json", "evaluation.csv")
 RUN_DIRS = ("checkpoints", "tb", "pretrain")
 
@@ -323,7 +324,7 @@ def describe_deals(config: TrainConfig) -> dict[str, str]:
              "validation": f"{describe(config.eval.seed, config.eval.seed + config.eval.episodes - 1)}, every round"}
     if config.pretrain is not None:
         pre = config.pretrain
-        deals["pretrain"] = describe(pre.seed, pre.seed + pre.episodes - 1)
+        deals["pretrain"] = describe(pre.seed, pre.seed + pre.rounds * pre.episodes - 1)
     return deals
 
 
@@ -476,6 +477,8 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
         summary["pretrain"] = pretrain_stats
     elif checkpoint is not None and (out / "pretrain.json").is_file():
         summary["pretrain"] = json.loads((out / "pretrain.json").read_text())
+    if config.pretrain is not None and config.pretrain.eval_episodes:
+        summary["selection"] = select_model(config, out, summary.get("pretrain"))
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     venv.close()
     eval_env.close()
@@ -484,6 +487,35 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     except ValueError:
         pass  # too short a run for an evaluation point
     return out
+
+
+def select_model(config: TrainConfig, out: Path, pretrain: dict | None) -> dict[str, Any]:
+    """Which of the run's policies wins most of the pretraining's validation deals, played greedily (or as
+    ``eval.deterministic`` says): the pretrained one (its round's figure), ``best_model.zip`` (the best PPO
+    evaluation by return) and ``final_model.zip``. The winner is copied to ``selected_model.zip``: the
+    policy to report and ship. Ties go to the earlier in that order."""
+    from sb3_contrib import MaskablePPO
+
+    from solitaire_env.tools import imitation
+
+    pre = config.pretrain or PretrainConfig()
+    evals = range(config.eval.seed, config.eval.seed + pre.eval_episodes)
+    rates: dict[str, float] = {}
+    if pretrain and pretrain.get("rounds"):
+        best = pretrain["rounds"][pretrain["best_round"]]
+        if "validation" in best:
+            rates["pretrained_model.zip"] = best["validation"]["win_rate"]
+    for name in ("best_model.zip", "final_model.zip"):
+        if (out / name).is_file():
+            model = MaskablePPO.load(out / name, device="cpu")
+            played = imitation.play(config.env_id, evals, config.env_kwargs, n_envs=config.n_envs,
+                                    policy=model.policy, deterministic=config.eval.deterministic, seed=config.eval.seed)
+            rates[name] = played.stats["win_rate"]
+    chosen = max(rates, key=lambda k: rates[k])  # the first of equals
+    shutil.copyfile(out / chosen, out / "selected_model.zip")
+    print(f"validation win rates ({describe(evals.start, evals[-1])}): "
+          + ", ".join(f"{k} {v:.3f}" for k, v in rates.items()) + f"; selected {chosen}", flush=True)
+    return {"deals": describe(evals.start, evals[-1]), "win_rates": rates, "selected": chosen}
 
 
 def fixed_deals_eval_callback(eval_env: Any, **kwargs: Any) -> Any:
