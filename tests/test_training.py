@@ -23,7 +23,7 @@ from solitaire_env.tools.training import (  # noqa: E402
     train,
 )
 
-CONFIGS = sorted(Path(__file__).resolve().parent.parent.joinpath("configs").glob("*.yaml"))
+CONFIGS = sorted(Path(__file__).resolve().parent.parent.joinpath("configs").glob("**/*.yaml"))  # ablations too
 
 
 def test_there_is_a_config_per_game():
@@ -49,6 +49,7 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"n_envs": "16"}, "'n_envs' must be int"),
     ({"n_envs": True}, "'n_envs' must be int"),
     ({"total_timesteps": -5}, "must be positive"),
+    ({"total_timesteps": 0}, "0 only with a pretrain section"),
     ({"env_id": "Klondike-v0"}, "env_id 'Klondike-v0' is not one of"),
     ({"policy": "CnnPolicy"}, "policy must be one of"),
     ({"env_kwargs": {"reveal_bonnus": 1.0}}, "unknown env_kwargs reveal_bonnus"),
@@ -292,3 +293,35 @@ def test_train_cli_checks_everything_before_making_the_run_directory(tmp_path, c
     assert (run / "final_model.zip").read_bytes() == b"an earlier run"
     with pytest.raises(SystemExit):
         main(["train", str(config), "--resume", "--overwrite"])
+
+
+def test_dagger_rounds_are_saved_and_a_cut_run_goes_on_after_the_last(tmp_path, capsys):
+    """A MoveScorerPolicy recipe: cloning, one DAgger round, each scored on validation deals; cut after
+    round 0, --resume plays round 1 only, and the run selects its policy by validation win rate."""
+    raw = {
+        "env_id": "Rainbow-v0", "total_timesteps": 0, "n_envs": 4, "seed": 0, "policy": "MoveScorerPolicy",
+        "policy_kwargs": {"dim": 16, "hidden": 32},
+        "env_kwargs": {"obs_mode": "piles", "action_features": True, "no_revisit": True},
+        "eval": {"episodes": 4},
+        "pretrain": {"episodes": 6, "seed": 2_000_000, "epochs": 1, "batch_size": 128, "rounds": 2,
+                     "eval_episodes": 4},
+    }
+    config = parse_config(raw)
+    out = train(config, output_dir=tmp_path / "run", progress=False)
+    stats = json.loads((out / "summary.json").read_text())
+    rounds = stats["pretrain"]["rounds"]
+    assert [r["round"] for r in rounds] == [0, 1] and rounds[1]["player"].startswith("student")
+    assert rounds[1]["examples_total"] == rounds[0]["examples"] + rounds[1]["examples"]
+    assert all(r["validation"]["deals"] == "validation deals 10000-10003" for r in rounds)
+    assert stats["deals"]["pretrain"] == "train deals 2000000-2000011"
+    assert stats["selection"]["selected"] in stats["selection"]["win_rates"]
+    assert (out / "selected_model.zip").is_file()
+    first = (out / "pretrain" / "round_0.zip").read_bytes()
+    for name in ("round_1.zip", "round_1.npz"):  # as if cut short during round 1
+        (out / "pretrain" / name).unlink()
+    capsys.readouterr()
+    train(config, output_dir=out, progress=False, resume=True)
+    assert "resuming after round 1 of 2" in capsys.readouterr().out
+    assert (out / "pretrain" / "round_0.zip").read_bytes() == first  # round 0 was not played again
+    again = json.loads((out / "summary.json").read_text())["pretrain"]["rounds"]
+    assert again[0] == rounds[0] and again[1]["examples"] == rounds[1]["examples"]  # the same games

@@ -23,6 +23,9 @@ like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
   :class:`solitaire_env.engine.history.History`, recorded in the same compiled pass as the step.
 * ``action_space`` is a ``MultiDiscrete`` whose ``sample(mask=info["action_mask"])`` takes the
   ``(N, n)`` mask as it comes (Gymnasium's own ``MultiDiscrete`` wants a tuple of rows).
+* ``codes`` and ``masks`` (read them, do not write): the default ``codes`` observation and the action
+  masks of every sub-env's current position, whatever ``obs_mode`` is; a teacher that reads the codes
+  labels positions the student sees another way (:mod:`solitaire_env.tools.imitation`).
 """
 
 from __future__ import annotations

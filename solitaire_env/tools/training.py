@@ -186,8 +186,9 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
     if raw["env_id"] not in ENV_IDS:
         raise ConfigError(f"{where}: env_id {raw['env_id']!r} is not one of {', '.join(ENV_IDS)}")
     for key in ("total_timesteps", "n_envs", "checkpoint_freq", "torch_threads"):
-        if key in raw and raw[key] <= 0:
-            raise ConfigError(f"{where}: '{key}' must be positive, got {raw[key]}")
+        if key in raw and raw[key] <= 0 and not (key == "total_timesteps" and raw[key] == 0 and raw.get("pretrain")):
+            raise ConfigError(f"{where}: '{key}' must be positive, got {raw[key]}"
+                              + (" (0 only with a pretrain section: cloning alone)" if key == "total_timesteps" else ""))
     if raw.get("policy", "MlpPolicy") not in POLICIES:
         raise ConfigError(f"{where}: policy must be one of {', '.join(POLICIES)}, got {raw['policy']!r}")
     if "features_dim" in raw.get("policy_kwargs", {}) and raw.get("policy") != "CardCodesPolicy":
@@ -462,8 +463,9 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
                            save_path=str(out / "checkpoints"), name_prefix="ppo"),
     ]
     start, first_step = time.perf_counter(), model.num_timesteps
-    model.learn(total_timesteps=max(config.total_timesteps - model.num_timesteps, 0), callback=callbacks,
-                progress_bar=progress, reset_num_timesteps=checkpoint is None)
+    if config.total_timesteps > 0:  # 0: the pretraining alone (an ablation); the final model is the pretrained one
+        model.learn(total_timesteps=max(config.total_timesteps - model.num_timesteps, 0), callback=callbacks,
+                    progress_bar=progress, reset_num_timesteps=checkpoint is None)
     wall = time.perf_counter() - start
     model.save(out / "final_model.zip")
     steps = model.num_timesteps - first_step
