@@ -393,8 +393,9 @@ def _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisi
 # cards (B's linear hash, its face-down number included) in the top run of a recorded position. The
 # filter's last words keep those pairs, hashed, for every top-run card of every position recorded in
 # the stretch; a move whose pair is not there cannot lead back, so its key is never computed. Random
-# play then keys one or two moves a position instead of ten. (Games where runs wrap, only whole piles
-# move or emptied piles refill take the general path.)
+# play under no_revisit then keys four moves a position instead of ten. (Games where runs wrap, only
+# whole piles move or emptied piles refill take the general path.)
+
 
 @_inline
 def _pair_bit(x, under):
