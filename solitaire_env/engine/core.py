@@ -298,18 +298,15 @@ def legal_mask(s, sp, actions, mask) -> int:
     return _legal_mask(s, sp, mask, _scratch(sp))
 
 
-@_jit
-def _legal_mask(s, sp, mask, work) -> int:
-    """:func:`legal_mask` with work space from :func:`_scratch` (one allocation a batch, not a position)."""
-    n_actions, piles, cap = sp[SP_N_ACTIONS], sp[SP_PILES], sp[SP_CAP]
+@njit(cache=True, nogil=True, inline="always")
+def _pile_facts(s, sp, work) -> int:
+    """Each pile once, into ``work`` (:func:`_scratch`): its top card if face up (else -1), the packed run
+    on it (as run_length), the top's rank (else far below any rank) and colour, in four rows of
+    ``piles`` entries; returns the lowest empty pile (-1 if none). :func:`_legal_mask` leaves them there
+    for the position it was given (the no-revisit mask reads them)."""
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
     o_tab, o_len, o_down = sp[O_TAB], sp[O_LEN], sp[O_DOWN]
-    wrap, whole = sp[SP_WRAP] != 0, sp[SP_WHOLE] != 0
-    for a in range(n_actions):
-        mask[a] = 0
-    count = 0
-
-    # Each pile once: its top card if face up (else -1), the packed run on it (as run_length), the top's
-    # rank (else far below any rank) and colour; the lowest empty pile; the cards the foundations take.
+    wrap = sp[SP_WRAP] != 0
     tops, runs, ranks, reds = work[:piles], work[piles : 2 * piles], work[2 * piles : 3 * piles], work[3 * piles :]
     empty = -1
     for p in range(piles):
@@ -325,6 +322,21 @@ def _legal_mask(s, sp, mask, work) -> int:
             k += 1
         top = s[pile + n - 1]
         tops[p], runs[p], ranks[p], reds[p] = top, k, np.uint32(top) % _13, is_red(top)
+    return empty
+
+
+@_jit
+def _legal_mask(s, sp, mask, work) -> int:
+    """:func:`legal_mask` with work space from :func:`_scratch` (one allocation a batch, not a position)."""
+    n_actions, piles, cap = sp[SP_N_ACTIONS], sp[SP_PILES], sp[SP_CAP]
+    o_tab, o_len = sp[O_TAB], sp[O_LEN]
+    wrap, whole = sp[SP_WRAP] != 0, sp[SP_WHOLE] != 0
+    for a in range(n_actions):
+        mask[a] = 0
+    count = 0
+
+    tops, runs, ranks, reds = work[:piles], work[piles : 2 * piles], work[2 * piles : 3 * piles], work[3 * piles :]
+    empty = _pile_facts(s, sp, work)
     accepts = _foundation_accepts(s, sp)
 
     if s[sp[O_NSTOCK]] > 0:

@@ -91,6 +91,7 @@ from solitaire_env.engine.variant import (
     SP_WHOLE,
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_FOUNDATION,
+    TABLEAU_TO_TABLEAU,
     WASTE_TO_EMPTY,
     WASTE_TO_FOUNDATION,
     WASTE_TO_TABLEAU,
@@ -228,12 +229,42 @@ def observe_piles(s, sp, codes, empty, cards, piles, found, summary) -> None:
     summary[6], summary[7], summary[8] = face_down, core.foundation_cards(s, sp), n_empty
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _legal_move(s, sp, actions, a, facts, empty):
+    """:func:`core.resolve` for a move known to be legal: ``(target index, count)``, from the pile facts
+    (:func:`core._pile_facts`) and the lowest empty pile instead of walking the runs again."""
+    kind, src, dst = actions[a, 0], actions[a, 1], actions[a, 2]
+    if kind == DRAW:
+        return -1, 1
+    if kind == REDEAL:
+        return -1, np.int64(s[sp[O_NWASTE]])
+    if kind == TABLEAU_TO_TABLEAU:
+        piles = sp[SP_PILES]
+        if sp[SP_WHOLE] != 0:
+            return dst, np.int64(s[sp[O_LEN] + src])
+        return dst, facts[2 * piles + dst] - facts[2 * piles + src]  # core.fitting_count
+    if kind == TABLEAU_TO_EMPTY:
+        return empty, actions[a, 3]
+    if kind == WASTE_TO_EMPTY:
+        return empty, 1
+    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU:
+        return dst, 1
+    if kind == WASTE_TO_FOUNDATION:
+        card = core.waste_top(s, sp)
+    elif kind == RESERVE_TO_FOUNDATION:
+        card = core.reserve_top(s, sp)
+    else:  # TABLEAU_TO_FOUNDATION
+        card = facts[src]
+    return core.foundation_for(s, sp, card), 1
+
+
 @_jit
-def action_features(s, sp, actions, codes, mask, seen, out, scratch, candidates) -> None:
+def action_features(s, sp, actions, codes, mask, seen, out, scratch, candidates, facts) -> None:
     """Write the action features (module doc) of position ``s`` (observation ``codes``) into ``out``.
     ``mask``: the env's action mask; ``seen[a]``: 1 where a legal move leads to a position seen this
     episode (the moves ``no_revisit`` masks: legal by the rules though not in ``mask``), or an empty
-    array. ``scratch``: a state array; ``candidates``: int64 work space of ``n_actions``."""
+    array. ``scratch``: a state array; ``candidates``: int64 work space of ``n_actions``; ``facts``:
+    :func:`core._scratch` work space."""
     cap = sp[SP_CAP]
     have_seen = seen.shape[0] > 0
     flat = out.reshape(-1)
@@ -241,16 +272,20 @@ def action_features(s, sp, actions, codes, mask, seen, out, scratch, candidates)
         flat[k] = 0
     # The moves to describe, listed without a branch per action (as history.record does).
     found = 0
-    for a in range(sp[SP_N_ACTIONS]):
-        candidates[found] = a
-        found += (mask[a] != 0) | (have_seen and seen[a] != 0)
+    if have_seen:  # two loops: a test of have_seen per action is a branch per action
+        for a in range(sp[SP_N_ACTIONS]):
+            candidates[found] = a
+            found += (mask[a] | seen[a]) != 0
+    else:
+        for a in range(sp[SP_N_ACTIONS]):
+            candidates[found] = a
+            found += mask[a] != 0
+    empty = core._pile_facts(s, sp, facts) if found > 0 else -1
     for c in range(found):
         a = candidates[c]
         row = out[a]
         was_seen = have_seen and seen[a] != 0
-        target, count = core.resolve(s, sp, actions, a)
-        if count == 0:
-            continue
+        target, count = _legal_move(s, sp, actions, a, facts, empty)
         kind, src = actions[a, 0], actions[a, 1]
         row[0], row[3], row[10] = mask[a] != 0, count, was_seen
         if kind == DRAW:
@@ -292,11 +327,13 @@ def _features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles
     columns; ``seen`` has none when the env keeps no history)."""
     scratch = np.empty(sp[SP_STATE_SIZE], dtype=np.int8)
     candidates = np.empty(sp[SP_N_ACTIONS], dtype=np.int64)
+    facts = core._scratch(sp)
     for i in range(states.shape[0]):
         if want_piles:
             observe_piles(states[i], sp, codes[i], empty, cards[i], piles[i], found[i], summary[i])
         if want_actions:
-            action_features(states[i], sp, actions, codes[i], masks[i], seen[i], act_out[i], scratch, candidates)
+            action_features(states[i], sp, actions, codes[i], masks[i], seen[i], act_out[i], scratch, candidates,
+                            facts)
 
 
 features_batch_serial = _jit(_features_batch)

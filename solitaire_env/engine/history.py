@@ -29,6 +29,11 @@ every slot tagged with an older one at no cost. At most :data:`LIMIT` positions 
 kept; once a stretch has that many, further positions are not recorded (moves to them are not masked,
 and ``revisit`` is ``False`` for them) until the progress changes, and the env then relies on its time
 limit to end the episode. In random play a stretch rarely reaches a few hundred positions.
+
+**The mask** needs the key of a legal move's result only where that result could have been seen. In
+Rank and File and Number Ten, a filter kept with each stretch's keys says on which piles each card
+has lain in the stretch; a move that puts a run onto a pile its bottom card has never lain on leads
+to an unseen position, and its key is never computed (:func:`_tableau_moves_back`).
 """
 
 from __future__ import annotations
@@ -42,11 +47,13 @@ from solitaire_env.engine.variant import (
     A_FIRST,
     HIDDEN,
     O_DOWN,
+    O_FCNT,
     O_LEN,
     O_NRES,
     O_NSTOCK,
     O_NWASTE,
     O_REDEALS,
+    O_RESDOWN,
     OB_FOUND,
     OB_SIZE,
     OB_TAB,
@@ -57,6 +64,8 @@ from solitaire_env.engine.variant import (
     SP_N_ACTIONS,
     SP_PILES,
     SP_STATE_SIZE,
+    SP_WHOLE,
+    SP_WRAP,
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_TABLEAU,
     Variant,
@@ -75,7 +84,9 @@ FIRST_SIZE = 64  # slots a stretch starts with
 # stretch's number (slots tagged with another number are empty, so a new stretch empties none).
 M_COUNT, M_SIZE, M_PROGRESS, M_FULL, M_SPREAD, M_GEN = range(6)
 META = 6
-FILTER_WORDS = 8  # a 512-bit filter per stretch: most keys not kept are rejected without a probe
+KEY_WORDS = 8  # a 512-bit filter per stretch: most keys not kept are rejected without a probe
+# and 512 bits per stretch of which card has lain on which pile (see _tableau_moves_back)
+FILTER_WORDS = 2 * KEY_WORDS
 _LOW = np.uint64((1 << 48) - 1)  # a slot holds a key's low 48 bits and the stretch's 16-bit number
 _GEN_SHIFT = np.uint64(48)
 _MAX_GEN = (1 << 16) - 1
@@ -156,12 +167,24 @@ def position_key(codes, sp) -> np.uint64:
 
 
 @_inline
+def _progress_with(s, sp, hidden) -> int:
+    """:func:`_progress`, given the face-down cards on the table (tableau and reserve)."""
+    found = 0
+    for f in range(sp[SP_FOUND]):
+        found += s[sp[O_FCNT] + f]
+    return (np.int64(found) | np.int64(hidden) << 8
+            | np.int64(s[sp[O_NSTOCK]]) << 16 | np.int64(s[sp[O_REDEALS]]) << 24
+            | np.int64(s[sp[O_NWASTE]]) << 32 | np.int64(s[sp[O_NRES]]) << 40)
+
+
+@_inline
 def _progress(s, sp) -> int:
     """What only ever changes one way in an episode, packed for comparison: cards on the foundations,
     face-down cards, stock size and redeals left, waste size and reserve size."""
-    return (np.int64(core.foundation_cards(s, sp)) | np.int64(core.hidden_cards(s, sp)) << 8
-            | np.int64(s[sp[O_NSTOCK]]) << 16 | np.int64(s[sp[O_REDEALS]]) << 24
-            | np.int64(s[sp[O_NWASTE]]) << 32 | np.int64(s[sp[O_NRES]]) << 40)
+    hidden = s[sp[O_RESDOWN]]
+    for p in range(sp[SP_PILES]):
+        hidden += s[sp[O_DOWN] + p]
+    return _progress_with(s, sp, hidden)
 
 
 # --- the table: row i of small, keys, meta and filt ----------------------------------------------
@@ -239,7 +262,7 @@ def _take_all(table, i, off, size, gen, spare) -> int:
     return n
 
 
-@_jit
+@_inline
 def _insert(small, keys, meta, filt, i, key, spare) -> None:
     """Keep ``key`` (not kept yet) for env ``i``, unless its stretch is full. ``spare``: uint64 work
     space of ``keys.shape[1] // 2``."""
@@ -262,7 +285,7 @@ def _insert(small, keys, meta, filt, i, key, spare) -> None:
     filt[i, word] |= bit
 
 
-@_jit
+@_inline
 def _clear(small, keys, meta, filt, i) -> None:
     """Start a new stretch: a new number empties every slot, so nothing needs zeroing (but the rows,
     once every 65,535 stretches, when the numbers start again)."""
@@ -280,37 +303,46 @@ def _clear(small, keys, meta, filt, i) -> None:
 
 
 # --- where a move leads ---------------------------------------------------------------------------
+# Arrays are indexed through views starting at their field (as in _pile_sums): an index numba cannot
+# prove non-negative gets a wraparound test, which also kept the hash loops from vectorizing.
 
 
 @_inline
-def _child_key(s, codes, sp, actions, a, work, total, prog, empty, scratch, scratch_codes):
-    """The table key of the position legal action ``a`` leads to, or 0 when that position's progress
-    differs from this one's (so it cannot have been seen). ``work``, ``total``: from
-    :func:`_pile_sums`; ``empty``: the lowest empty pile."""
-    kind = actions[a, 0]
-    if kind == TABLEAU_TO_TABLEAU:
-        src, dst = actions[a, 1], actions[a, 2]
-        count = core.fitting_count(s, sp, src, dst)
-    elif kind == TABLEAU_TO_EMPTY:
-        src, dst, count = actions[a, 1], empty, actions[a, 3]
-    else:
-        return np.uint64(0)  # from the stock, waste or reserve, or to a foundation: progress changes
-    piles, cap = sp[SP_PILES], sp[SP_CAP]
-    n, d = s[sp[O_LEN] + src], s[sp[O_DOWN] + src]
-    if n - count == d and d > 0:
-        return np.uint64(0)  # no pile has a face-down top: the card under the moved ones turns up
-    if n - count > d or sp[SP_AUTOFILL] == 0:
-        # Nothing turns up and nothing refills an emptied pile, so only the two piles change: the top
-        # `count` cards of pile src go onto pile dst, in order (their codes as the observation has them).
-        nj = s[sp[O_LEN] + dst]
-        first = sp[OB_TAB] + src * cap + n - count
-        hs, hd = work[src], work[dst]
-        for t in range(count):
-            code = np.uint64(codes[first + t])
-            hs -= code * DEPTH[n - count + t]
-            hd += code * DEPTH[nj + t]
-        return _nonzero(total - work[piles + src] - work[piles + dst] + _mix(hs) + _mix(hd))
-    # The move empties a pile, which the reserve may refill: play it on a copy and look at it.
+def _scan_tableau(s, codes, sp, hw):
+    """:func:`_pile_sums` (``hw``: uint64 of ``2 * piles``) and what the child keys need besides:
+    returns (the sum of the mixed pile hashes, the lowest empty pile or -1, face-down cards on the table)."""
+    piles = sp[SP_PILES]
+    total = _pile_sums(codes, sp, hw)
+    lens, downs = s[sp[O_LEN] : sp[O_LEN] + piles], s[sp[O_DOWN] : sp[O_DOWN] + piles]
+    hidden = np.int64(s[sp[O_RESDOWN]])
+    for p in range(piles):
+        hidden += downs[p]
+    empty = -1
+    for p in range(piles):
+        if lens[p] == 0:
+            empty = p
+            break
+    return total, empty, hidden
+
+
+@_inline
+def _moved_key(s, codes, sp, src, dst, count, hw, total):
+    """The table key after the top ``count`` cards of pile ``src`` go onto pile ``dst``, in order, when
+    nothing turns up and nothing refills an emptied pile: only the two piles change."""
+    piles, cap, o_len = sp[SP_PILES], sp[SP_CAP], sp[O_LEN]
+    m, nj = np.int64(s[o_len + src]) - count, np.int64(s[o_len + dst])
+    first = sp[OB_TAB] + src * cap + m  # the moved cards' codes, as the observation has them
+    hs, hd = hw[src], hw[dst]
+    for t in range(count):
+        code = np.uint64(codes[first + t])
+        hs -= code * DEPTH[m + t]
+        hd += code * DEPTH[nj + t]
+    return _nonzero(total - hw[piles + src] - hw[piles + dst] + _mix(hs) + _mix(hd))
+
+
+@_jit
+def _played_key(s, sp, actions, a, prog, scratch, scratch_codes) -> np.uint64:
+    """:func:`_child_key` for a move that empties a pile the reserve may refill: played on a copy."""
     for k in range(s.shape[0]):  # a loop: numba's slice assignment took ten times as long
         scratch[k] = s[k]
     core.apply_action(scratch, sp, actions, a)
@@ -320,18 +352,111 @@ def _child_key(s, codes, sp, actions, a, work, total, prog, empty, scratch, scra
     return tableau_key(scratch_codes, sp)
 
 
-@_jit
-def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, pile_work, scratch,
-           scratch_codes, candidates, spare, seen):
-    """Record position ``s`` (observation ``codes``) in the table of env ``i`` (row ``i`` of the
-    :class:`History` arrays) and, with ``no_revisit``, take out of ``mask`` every legal move to a
-    position the table holds. ``clear``: a new episode starts here. Returns (whether ``s`` had been
-    seen, moves left in ``mask``). ``pile_work`` .. ``spare``: :func:`work_space` (separate arrays:
-    unpacking a tuple of arrays costs reference counting). ``seen``: int8 of ``n_actions`` to get a 1
-    for each legal move to a position the table holds (whether masked or not), or an empty array."""
-    total = _pile_sums(codes, sp, pile_work)
+@_inline
+def _child_key(s, codes, sp, actions, a, hw, total, prog, empty, scratch, scratch_codes):
+    """The table key of the position legal action ``a`` leads to, or 0 when that position's progress
+    differs from this one's (so it cannot have been seen). ``hw``, ``total``, ``empty``: from
+    :func:`_scan_tableau`."""
+    kind, src = actions[a, 0], actions[a, 1]
+    n, d = np.int64(s[sp[O_LEN] + src]), np.int64(s[sp[O_DOWN] + src])
+    if kind == TABLEAU_TO_TABLEAU:
+        dst = actions[a, 2]
+        count = core.fitting_count(s, sp, src, dst)
+    elif kind == TABLEAU_TO_EMPTY:
+        dst, count = empty, actions[a, 3]
+    else:
+        return np.uint64(0)  # from the stock, waste or reserve, or to a foundation: progress changes
+    if n - count == d and d > 0:
+        return np.uint64(0)  # no pile has a face-down top: the card under the moved ones turns up
+    if n - count > d or sp[SP_AUTOFILL] == 0:
+        return _moved_key(s, codes, sp, src, dst, count, hw, total)
+    return _played_key(s, sp, actions, a, prog, scratch, scratch_codes)
+
+
+@_inline
+def _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisit) -> int:
+    """Flag (``seen``) and mask out legal move ``a`` when its ``child`` key is kept; returns the moves
+    it took out of ``mask`` (0 or 1)."""
+    if child != 0 and _has(small, keys, meta, filt, i, child):
+        if want_seen:
+            seen[a] = 1
+        if no_revisit:
+            mask[a] = 0
+            return 1
+    return 0
+
+
+# --- which card has lain on which pile -------------------------------------------------------------
+# A move between piles (or into an empty one) puts the run's bottom card x onto the whole of the target
+# pile B (or an empty pile): in the position it leads to, x lies on B within the target's top run. So
+# if that position was recorded in this stretch, a card of x's code lay directly on a pile with B's
+# cards (B's linear hash, its face-down number included) in the top run of a recorded position. The
+# filter's last words keep those pairs, hashed, for every top-run card of every position recorded in
+# the stretch; a move whose pair is not there cannot lead back, so its key is never computed. Random
+# play under no_revisit then keys four moves a position instead of ten. (Games where runs wrap, only
+# whole piles move or emptied piles refill take the general path.)
+
+
+@_inline
+def _pair_bit(x, under):
+    """(word, bit) of "code ``x`` lay on the pile whose linear hash is ``under``" in the filter."""
+    h = (under + np.uint64(x) * _M1) * _M2
+    return KEY_WORDS + np.int64(h >> np.uint64(61)), np.uint64(1) << ((h >> np.uint64(55)) & np.uint64(63))
+
+
+@_inline
+def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts, hw, candidates, total,
+                        empty, seen, want_seen, no_revisit) -> int:
+    """Record this position's pairs (above), then flag or mask the legal moves between piles and into
+    an empty pile that lead to a kept position; returns how many it took out of ``mask`` (the rules'
+    mask on entry). ``facts``, ``hw``, ``total``, ``empty``: as in :func:`_record`."""
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    tab = sp[OB_TAB]
+    first_tt, first_te = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[A_FIRST + TABLEAU_TO_EMPTY]
+    runs = facts[piles : 2 * piles]
+    for src in range(piles):  # every top-run card lies on the rest of its pile
+        n, part = np.int64(s[sp[O_LEN] + src]), np.uint64(0)
+        for k in range(1, runs[src] + 1):
+            x = codes[tab + src * cap + n - k]
+            part += np.uint64(x) * DEPTH[n - k]
+            word, bit = _pair_bit(x, hw[src] - part)
+            filt[i, word] |= bit
+    # The legal moves, listed without a branch per action (which are legal is unpredictable); the
+    # moves into an empty pile come last in the table.
+    last = sp[SP_N_ACTIONS] if empty >= 0 and first_te >= 0 else (first_te if first_te >= 0 else sp[SP_N_ACTIONS])
+    found = 0
+    for a in range(first_tt, last):
+        candidates[found] = a
+        found += mask[a] != 0
+    taken = 0
+    ranks = facts[2 * piles : 3 * piles]
+    for c in range(found):
+        a = candidates[c]
+        src = actions[a, 1]
+        if first_te >= 0 and a >= first_te:
+            dst, k = empty, actions[a, 3]
+        else:
+            dst = actions[a, 2]
+            k = ranks[dst] - ranks[src]  # core.fitting_count
+        n, d = np.int64(s[sp[O_LEN] + src]), np.int64(s[sp[O_DOWN] + src])
+        if n - k == d and d > 0:
+            continue  # the card under them turns up: the progress changes
+        word, bit = _pair_bit(codes[tab + src * cap + n - k], hw[dst])  # (an empty pile's hash is 0)
+        if filt[i, word] & bit != 0:
+            child = _moved_key(s, codes, sp, src, dst, k, hw, total)
+            taken += _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisit)
+    return taken
+
+
+@_inline
+def _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, facts, hw,
+            scratch, scratch_codes, candidates, spare, seen):
+    """:func:`record`, inlined into the batched kernel (a call passing this many arrays cost more than
+    much of its work). ``facts``: :func:`core._pile_facts` of ``s``, which :func:`core._legal_mask` leaves
+    in its work space."""
+    total, empty, hidden = _scan_tableau(s, codes, sp, hw)
     key = _nonzero(total)
-    prog = _progress(s, sp)
+    prog = _progress_with(s, sp, hidden)
     if clear or meta[i, M_SIZE] == 0 or prog != meta[i, M_PROGRESS]:
         _clear(small, keys, meta, filt, i)
         meta[i, M_PROGRESS] = prog
@@ -342,50 +467,62 @@ def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, cle
     for a in range(seen.shape[0]):
         seen[a] = 0
     if (no_revisit or want_seen) and n_legal > 0:
-        # The legal tableau moves (their kinds come last in the table, moves into an empty pile last of
-        # all), listed without a branch per action: which actions are legal is unpredictable, and
-        # mispredictions cost more than the list.
-        empty = core.lowest_empty_pile(s, sp)
         first, last = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[SP_N_ACTIONS]
         if empty < 0 and sp[A_FIRST + TABLEAU_TO_EMPTY] >= 0:
             last = sp[A_FIRST + TABLEAU_TO_EMPTY]  # with no empty pile, no move into one
+        if sp[SP_WHOLE] == 0 and sp[SP_AUTOFILL] == 0 and sp[SP_WRAP] == 0:
+            n_legal -= _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts, hw,
+                                           candidates, total, empty, seen, want_seen, no_revisit)
+            first = last  # every tableau move is done
+        # The other legal tableau moves (their kinds come last in the table, moves into an empty pile
+        # last of all), listed without a branch per action: which actions are legal is unpredictable,
+        # and mispredictions cost more than the list.
         found = 0
         for a in range(first, last):
             candidates[found] = a
             found += mask[a] != 0
         for c in range(found):
             a = candidates[c]
-            child = _child_key(s, codes, sp, actions, a, pile_work, total, prog, empty, scratch, scratch_codes)
-            if child != 0 and _has(small, keys, meta, filt, i, child):
-                if want_seen:
-                    seen[a] = 1
-                if no_revisit:
-                    mask[a] = 0
-                    n_legal -= 1
+            child = _child_key(s, codes, sp, actions, a, hw, total, prog, empty, scratch, scratch_codes)
+            n_legal -= _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisit)
     return was_seen, n_legal
 
 
 @_jit
+def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, facts, hw,
+           scratch, scratch_codes, candidates, spare, seen):
+    """Record position ``s`` (observation ``codes``) in the table of env ``i`` (row ``i`` of the
+    :class:`History` arrays) and, with ``no_revisit``, take out of ``mask`` every legal move to a
+    position the table holds. ``mask``: the rules' legal moves in ``s``. ``clear``: a new episode starts
+    here. Returns (whether ``s`` had been seen, moves left in ``mask``). ``facts`` .. ``spare``:
+    :func:`work_space` (separate arrays: unpacking a tuple of arrays costs reference counting).
+    ``seen``: int8 of ``n_actions`` to get a 1 for each legal move to a position the table holds
+    (whether masked or not), or an empty array."""
+    core._pile_facts(s, sp, facts)
+    return _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, facts, hw,
+                   scratch, scratch_codes, candidates, spare, seen)
+
+
+@_jit
 def work_space(sp):
-    """:func:`record`'s work space: pile hashes, a state and an observation to play moves on, the list of
-    legal moves, and room to move a table's keys when it grows."""
-    return (np.empty(2 * sp[SP_PILES], dtype=np.uint64), np.empty(sp[SP_STATE_SIZE], dtype=np.int8),
-            np.empty(sp[OB_SIZE], dtype=np.int16), np.empty(sp[SP_N_ACTIONS], dtype=np.int64),
-            np.empty(SLOTS // 2, dtype=np.uint64))
+    """:func:`record`'s work space: pile facts, pile hashes, a state and an observation
+    to play moves on, the list of legal moves, and room to move a table's keys when it grows."""
+    return (core._scratch(sp), np.empty(2 * sp[SP_PILES], dtype=np.uint64),
+            np.empty(sp[SP_STATE_SIZE], dtype=np.int8), np.empty(sp[OB_SIZE], dtype=np.int16),
+            np.empty(sp[SP_N_ACTIONS], dtype=np.int64), np.empty(SLOTS // 2, dtype=np.uint64))
 
 
 @_jit
 def child_keys(s, codes, sp, actions, mask, out) -> None:
     """``out[a]``: what :func:`record` compares for each legal action ``a``: the :func:`tableau_key` of
     the position it leads to, or 0 where that position's progress differs (for tests)."""
-    pile_work, scratch, scratch_codes, _, _ = work_space(sp)
-    total = _pile_sums(codes, sp, pile_work)
-    prog = _progress(s, sp)
-    empty = core.lowest_empty_pile(s, sp)
+    _, hw, scratch, scratch_codes, _, _ = work_space(sp)
+    total, empty, hidden = _scan_tableau(s, codes, sp, hw)
+    prog = _progress_with(s, sp, hidden)
     for a in range(sp[SP_N_ACTIONS]):
         out[a] = np.uint64(0)
         if mask[a] != 0:
-            out[a] = _child_key(s, codes, sp, actions, a, pile_work, total, prog, empty, scratch, scratch_codes)
+            out[a] = _child_key(s, codes, sp, actions, a, hw, total, prog, empty, scratch, scratch_codes)
 
 
 # --- many games at once ---------------------------------------------------------------------------
@@ -394,14 +531,14 @@ def child_keys(s, codes, sp, actions, mask, out) -> None:
 def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta,
                 filt, revisit, n_rules, seen, no_revisit) -> None:
     """:func:`core.step_batch`, then :func:`record` for each game (``clear``: its episode starts here)."""
-    mwork = core._scratch(sp)
-    pile_work, scratch, scratch_codes, candidates, spare = work_space(sp)
+    facts, hw, scratch, scratch_codes, candidates, spare = work_space(sp)
     for i in range(states.shape[0]):
         s, mask, codes = states[i], masks[i], obs[i]
-        g, r, nl, f = core._step_one_work(s, sp, actions, acts[i], mask, codes, mwork)
+        g, r, nl, f = core._step_one_work(s, sp, actions, acts[i], mask, codes, facts)
         gained[i], revealed[i], found[i], n_rules[i] = g, r, f, nl
-        revisit[i], n_legal[i] = record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i, clear[i],
-                                        no_revisit, pile_work, scratch, scratch_codes, candidates, spare, seen[i])
+        revisit[i], n_legal[i] = _record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i, clear[i],
+                                         no_revisit, facts, hw, scratch, scratch_codes, candidates, spare,
+                                         seen[i])
 
 
 step_batch_serial = _jit(_step_batch)
@@ -428,7 +565,7 @@ def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal,
 class History:
     """The tables of ``n`` envs, for :func:`step_batch` or one env at a time (:meth:`record`).
 
-    Memory: ``8 * (SLOTS + FIRST_SIZE)`` bytes an env (32.5 KiB) and 112 more, allocated zeroed, so
+    Memory: ``8 * (SLOTS + FIRST_SIZE)`` bytes an env (32.5 KiB) and 176 more, allocated zeroed, so
     the pages of big rows no stretch grew into cost nothing until used.
     """
 
