@@ -52,10 +52,12 @@ entry (examples, agreement with the heuristic, wall time, each round)::
       rounds: 1             # 1: cloning only; more: DAgger rounds after it
       beta: 0.0             # DAgger rounds: the share of moves the teacher plays
       eval_episodes: 0      # validation deals played after each round (at most eval.episodes)
+      select_epoch: false   # true: fit one epoch at a time, score each on those deals, keep the best
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import shutil
@@ -99,6 +101,7 @@ class PretrainConfig:
     rounds: int = 1  # 1: cloning of the teacher's games; each further round is a DAgger round
     beta: float = 0.0  # DAgger rounds: the share of moves the teacher plays (the student plays the rest)
     eval_episodes: int = 0  # validation deals (eval.seed ..) the policy plays greedily after each round
+    select_epoch: bool = False  # with eval_episodes: score every epoch on those deals and keep the best
 
 
 @dataclass
@@ -134,7 +137,7 @@ _EVAL_TYPES: dict[str, tuple[type, ...]] = {"freq": (int,), "episodes": (int,), 
 _PRETRAIN_TYPES: dict[str, tuple[type, ...]] = {
     "agent": (str,), "episodes": (int,), "seed": (int,), "epochs": (int,), "batch_size": (int,),
     "learning_rate": (float, int), "value": (bool,), "value_coef": (float, int), "rounds": (int,),
-    "beta": (float, int), "eval_episodes": (int,),
+    "beta": (float, int), "eval_episodes": (int,), "select_epoch": (bool,),
 }
 PRETRAIN_AGENTS = ("heuristic",)
 _ENV_KWARGS = {"obs_mode", "illegal_action", "illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus",
@@ -187,8 +190,8 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
         raise ConfigError(f"{where}: env_id {raw['env_id']!r} is not one of {', '.join(ENV_IDS)}")
     for key in ("total_timesteps", "n_envs", "checkpoint_freq", "torch_threads"):
         if key in raw and raw[key] <= 0 and not (key == "total_timesteps" and raw[key] == 0 and raw.get("pretrain")):
-            raise ConfigError(f"{where}: '{key}' must be positive, got {raw[key]}"
-                              + (" (0 only with a pretrain section: cloning alone)" if key == "total_timesteps" else ""))
+            hint = " (0 only with a pretrain section: cloning alone)" if key == "total_timesteps" else ""
+            raise ConfigError(f"{where}: '{key}' must be positive, got {raw[key]}{hint}")
     if raw.get("policy", "MlpPolicy") not in POLICIES:
         raise ConfigError(f"{where}: policy must be one of {', '.join(POLICIES)}, got {raw['policy']!r}")
     if "features_dim" in raw.get("policy_kwargs", {}) and raw.get("policy") != "CardCodesPolicy":
@@ -601,9 +604,23 @@ def pretrain_policy(model: Any, config: TrainConfig, out: Path | None = None, ve
         parts.append(data)
         everything = imitation.Games.concat(parts) if len(parts) > 1 else data
         before = imitation.agreement(model.policy, data)
-        losses = imitation.fit(model.policy, everything, pre.epochs, batch_size=pre.batch_size,
-                               learning_rate=pre.learning_rate, value=pre.value, value_coef=pre.value_coef,
-                               max_grad_norm=model.max_grad_norm, seed=pre.seed + r, progress=progress)
+        fit_args = {"batch_size": pre.batch_size, "learning_rate": pre.learning_rate, "value": pre.value,
+                    "value_coef": pre.value_coef, "max_grad_norm": model.max_grad_norm, "progress": progress}
+        epoch_rates: list[float] = []
+        if pre.select_epoch and pre.eval_episodes:
+            # One epoch at a time (a fresh Adam each), each scored on the validation deals; keep the best.
+            best_state, losses = None, {}
+            for e in range(pre.epochs):
+                losses = imitation.fit(model.policy, everything, 1, seed=pre.seed + 1000 * r + e, **fit_args)
+                val = imitation.play(config.env_id, evals, config.env_kwargs, n_envs=config.n_envs,
+                                     policy=model.policy, deterministic=config.eval.deterministic,
+                                     seed=config.eval.seed)
+                epoch_rates.append(val.stats["win_rate"])
+                if val.stats["win_rate"] == max(epoch_rates):  # the latest of equals
+                    best_state, best_val = copy.deepcopy(model.policy.state_dict()), val
+            model.policy.load_state_dict(best_state)
+        else:
+            losses = imitation.fit(model.policy, everything, pre.epochs, seed=pre.seed + r, **fit_args)
         fit_s = time.perf_counter() - t0 - collect_s
         stats = {"round": r, "deals": describe(pretrain_deals(config, r).start, pretrain_deals(config, r)[-1]),
                  "player": "teacher" if teacher_plays else f"student, teacher's move with probability {pre.beta}",
@@ -616,9 +633,12 @@ def pretrain_policy(model: Any, config: TrainConfig, out: Path | None = None, ve
                  "collect_s": round(collect_s, 1), "collect_steps_per_s": data.stats["steps_per_s"],
                  "fit_s": round(fit_s, 1),
                  "fit_examples_per_s": round(pre.epochs * len(everything) / max(fit_s, 1e-9), 1)}
+        if epoch_rates:
+            stats["epoch_validation_win_rates"] = epoch_rates  # the best epoch's policy is kept
         if pre.eval_episodes:
-            val = imitation.play(config.env_id, evals, config.env_kwargs, n_envs=config.n_envs, policy=model.policy,
-                                 deterministic=config.eval.deterministic, seed=config.eval.seed)
+            val = best_val if epoch_rates else imitation.play(
+                config.env_id, evals, config.env_kwargs, n_envs=config.n_envs, policy=model.policy,
+                deterministic=config.eval.deterministic, seed=config.eval.seed)
             stats["validation"] = {"deals": describe(evals.start, evals[-1]), "win_rate": val.stats["win_rate"],
                                    "mean_foundation_cards": val.stats["mean_foundation_cards"]}
         rounds.append(stats)
