@@ -73,3 +73,19 @@ def test_tune_sweep_with_a_tiny_budget(tmp_path):
     for t in trials:
         assert 0 <= t["win_rate"] <= 1 and t["validation_deals"] == "10020-10023"  # after quick.yaml's eval deals
         assert {"learning_rate", "ent_coef", "reveal_bonus"} == set(t["params"])
+
+
+def test_recipe_curves_plot(tmp_path):
+    """The recipe-curves figure from a run's pretrain.json (here a made-up one: two rounds, one scored per
+    epoch), with the heuristic played on the run's validation deals."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(json.dumps({
+        "env_id": "Rainbow-v0", "env_kwargs": {"no_revisit": True}, "eval": {"seed": 10_000},
+        "pretrain": {"eval_episodes": 2, "epochs": 2}}))
+    (run / "pretrain.json").write_text(json.dumps({"rounds": [
+        {"examples_total": 100, "epoch_validation_win_rates": [0.0, 0.5], "validation": {"win_rate": 0.5}},
+        {"examples_total": 200, "validation": {"win_rate": 1.0}}]}))
+    out = _run("plot_recipe_curves.py", str(run), "--out", "curves.png", cwd=tmp_path)
+    assert "wrote curves.png" in out
+    assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
