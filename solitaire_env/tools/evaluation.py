@@ -18,6 +18,7 @@ import csv
 import json
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -387,9 +388,9 @@ def agent_env_kwargs(agents: dict[str, Agent], env_kwargs: dict) -> dict[str, di
 
 
 def play_batched(env_id: str, env_kwargs: dict, name: str, agent: Agent, deals: list[int],
-                 n_envs: int = 64) -> list[EpisodeRecord]:
+                 n_envs: int = 64) -> Iterator[EpisodeRecord]:
     """Agent ``name`` plays each of ``deals`` once, ``n_envs`` at a time in the batched env, choosing
-    with ``agent.act_batch(obs, masks)``: the episodes of one-at-a-time play, in the order played out.
+    with ``agent.act_batch(obs, masks)``: the episodes of one-at-a-time play, yielded as they finish.
 
     Only for agents whose batch play is their single play (``agent.batched``: a greedy policy). A policy's
     scores for one position can differ in the last bits between a batch and a single pass, so a move
@@ -402,7 +403,6 @@ def play_batched(env_id: str, env_kwargs: dict, name: str, agent: Agent, deals: 
     game = np.arange(n)
     length = np.zeros(n, np.int64)
     total = np.zeros(n)
-    records: list[EpisodeRecord] = []
     while True:
         active = game < len(deals)
         if not active.any():
@@ -421,15 +421,13 @@ def play_batched(env_id: str, env_kwargs: dict, name: str, agent: Agent, deals: 
         done = np.flatnonzero(terminated | truncated)
         for i in done:
             if active[i]:
-                records.append(EpisodeRecord(name, deals[game[i]], bool(info["is_won"][i]),
-                                             int(info["foundation_cards"][i]), int(length[i]),
-                                             bool(truncated[i] and not terminated[i]), float(total[i])))
+                yield EpisodeRecord(name, deals[game[i]], bool(info["is_won"][i]), int(info["foundation_cards"][i]),
+                                    int(length[i]), bool(truncated[i] and not terminated[i]), float(total[i]))
             game[i] += n
             length[i], total[i] = 0, 0.0
         if len(done):
             obs = venv.reset_envs(done)
     env.close()
-    return records
 
 
 def _shipped_labels(env_id: str) -> tuple[set[int], set[int]] | None:
