@@ -32,7 +32,8 @@ def test_there_is_a_config_per_game():
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
-def test_shipped_configs_load_and_round_trip(path, tmp_path):
+def test_shipped_configs_load_and_round_trip(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(path.parents[1] if path.parent.name == "configs" else path.parents[2])  # init_model paths
     config = load_config(path)
     save_config(config, tmp_path / "again.yaml")
     assert load_config(tmp_path / "again.yaml") == config
@@ -325,3 +326,50 @@ def test_dagger_rounds_are_saved_and_a_cut_run_goes_on_after_the_last(tmp_path, 
     assert (out / "pretrain" / "round_0.zip").read_bytes() == first  # round 0 was not played again
     again = json.loads((out / "summary.json").read_text())["pretrain"]["rounds"]
     assert again[0] == rounds[0] and again[1]["examples"] == rounds[1]["examples"]  # the same games
+
+
+def test_a_run_starts_from_init_model_and_selects_against_it(tmp_path, monkeypatch):
+    """init_model: the run's first weights are the saved policy's; a policy of another class or size is
+    refused before the run directory exists; the selection scores the starting policy too."""
+    from solitaire_env.envs.sb3 import make_sb3_vec_env
+    from solitaire_env.tools.training import build_model
+
+    raw = {
+        "env_id": "Rainbow-v0", "total_timesteps": 128, "n_envs": 4, "seed": 0, "policy": "MoveScorerPolicy",
+        "policy_kwargs": {"dim": 16, "hidden": 32},
+        "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
+        "env_kwargs": {"obs_mode": "piles", "action_features": True, "no_revisit": True},
+        "eval": {"episodes": 2, "freq": 10_000},
+    }
+    start = parse_config({**raw, "seed": 5})
+    venv = make_sb3_vec_env("Rainbow-v0", n_envs=1, monitor=False, **raw["env_kwargs"])
+    build_model(start, venv).save(tmp_path / "start.zip")
+    config = parse_config({**raw, "init_model": str(tmp_path / "start.zip")})
+    out = train(config, output_dir=tmp_path / "run", progress=False)
+    saved = MaskablePPO.load(tmp_path / "start.zip", device="cpu").policy.state_dict()
+    initial = MaskablePPO.load(out / "initial_model.zip", device="cpu").policy.state_dict()
+    fresh = build_model(parse_config(raw), venv).policy.state_dict()  # seed 0, not the saved seed 5
+    assert all(torch.equal(saved[k], initial[k]) for k in saved)
+    assert not all(torch.equal(saved[k], fresh[k]) for k in saved)
+    selection = json.loads((out / "summary.json").read_text())["selection"]
+    assert set(selection["win_rates"]) >= {"initial_model.zip", "final_model.zip"}
+    assert selection["deals"] == "validation deals 10000-10001"
+    save_config(config, tmp_path / "again.yaml")
+    assert load_config(tmp_path / "again.yaml") == config
+
+    with pytest.raises(ConfigError, match="init_model .*no such file"):
+        parse_config({**raw, "init_model": str(tmp_path / "missing.zip")})
+    bigger = parse_config({**raw, "policy_kwargs": {"dim": 32, "hidden": 32},
+                           "init_model": str(tmp_path / "start.zip")})
+    with pytest.raises(ConfigError, match="do not fit the config's policy_kwargs"):
+        train(bigger, output_dir=tmp_path / "bigger", progress=False)
+    assert not (tmp_path / "bigger").exists()
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    with pytest.raises(ConfigError, match="not a saved model"):
+        train(parse_config({**raw, "init_model": str(tmp_path / "junk.zip")}), output_dir=tmp_path / "junk",
+              progress=False)
+    codes = parse_config({"env_id": "Rainbow-v0", "total_timesteps": 128, "policy": "CardCodesPolicy",
+                          "init_model": str(tmp_path / "start.zip")})
+    with pytest.raises(ConfigError, match="holds a MoveScorerPolicy policy, the config trains CardCodesPolicy"):
+        train(codes, output_dir=tmp_path / "codes", progress=False)
+    venv.close()

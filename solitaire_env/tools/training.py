@@ -53,6 +53,14 @@ entry (examples, agreement with the heuristic, wall time, each round)::
       beta: 0.0             # DAgger rounds: the share of moves the teacher plays
       eval_episodes: 0      # validation deals played after each round (at most eval.episodes)
       select_epoch: false   # true: fit one epoch at a time, score each on those deals, keep the best
+
+Fine-tuning (optional ``init_model``): a saved model (``.zip``; e.g. ``agents/pretrained/rainbow.zip``
+or another run's ``selected_model.zip``) whose policy weights the run starts from, before any
+pretraining and PPO. Its policy class and sizes must be the config's (a mismatch is a
+``ConfigError``). The run then ends, as a pretraining run does, by scoring the starting policy,
+``best_model.zip`` and ``final_model.zip`` on the first ``eval.episodes`` validation deals and copying
+the best to ``selected_model.zip``, so fine-tuning never reports a policy worse than its start
+without saying so.
 """
 
 from __future__ import annotations
@@ -119,6 +127,7 @@ class TrainConfig:
     pretrain: PretrainConfig | None = None
     checkpoint_freq: int = 250_000
     output_dir: str = "runs/default"
+    init_model: str | None = None  # a saved model whose policy weights the run starts from
     # One thread: these networks are small, and torch's spin-waiting threads collapse (10x slower
     # measured) when the env or anything else shares the cores.
     torch_threads: int = 1
@@ -131,6 +140,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "env_id": (str,), "total_timesteps": (int,), "n_envs": (int,), "seed": (int,), "deals": (str,), "policy": (str,),
     "policy_kwargs": (dict,), "hyperparams": (dict,), "env_kwargs": (dict,), "eval": (dict,),
     "checkpoint_freq": (int,), "output_dir": (str,), "torch_threads": (int,), "pretrain": (dict,),
+    "init_model": (str,),
 }
 _EVAL_TYPES: dict[str, tuple[type, ...]] = {"freq": (int,), "episodes": (int,), "seed": (int,),
                                             "deterministic": (bool,)}
@@ -149,7 +159,8 @@ POLICIES = ("CardCodesPolicy", "MlpPolicy", "MultiInputPolicy", "MoveScorerPolic
 POLICY_OBS_MODES = {"CardCodesPolicy": ("codes",), "MlpPolicy": ("codes", "onehot"),
                     "MultiInputPolicy": ("dict", "piles"), "MoveScorerPolicy": ("piles",)}
 # What a run writes into its directory: what --overwrite deletes, and what marks a directory as holding a run.
-RUN_FILES = ("config.yaml", "summary.json", "pretrain.json", "pretrained_model.zip", "best_model.zip",
+RUN_FILES = ("config.yaml", "summary.json", "pretrain.json", "pretrained_model.zip", "initial_model.zip",
+             "best_model.zip",
              "selected_model.zip",
              "final_model.zip", "evaluations.npz", "learning_curve.png", "evaluation.json", "evaluation.csv")
 RUN_DIRS = ("checkpoints", "tb", "pretrain")
@@ -185,7 +196,8 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
         if key not in raw:
             raise ConfigError(f"{where}: missing required key '{key}'")
     for key, value in raw.items():
-        _check_type(where, key, value, _TYPES[key])
+        if not (key == "init_model" and value is None):
+            _check_type(where, key, value, _TYPES[key])
     if raw["env_id"] not in ENV_IDS:
         raise ConfigError(f"{where}: env_id {raw['env_id']!r} is not one of {', '.join(ENV_IDS)}")
     for key in ("total_timesteps", "n_envs", "checkpoint_freq", "torch_threads"):
@@ -272,6 +284,8 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
     if evals.start not in VALIDATION or evals.stop - 1 not in VALIDATION:
         raise ConfigError(f"{where}: the evaluation deals {evals.start}-{evals.stop - 1} (eval.seed, eval.episodes) "
                           f"must be validation deals ({VALIDATION.start}-{VALIDATION.stop - 1})")
+    if raw.get("init_model") is not None and not Path(raw["init_model"]).is_file():
+        raise ConfigError(f"{where}: init_model {raw['init_model']!r}: no such file")
     pretrain = None
     if raw.get("pretrain") is not None:
         pretrain = _parse_pretrain(raw["pretrain"], raw, eval_config, where)
@@ -346,8 +360,9 @@ def load_config(path: str | Path) -> TrainConfig:
 
 def save_config(config: TrainConfig, path: str | Path) -> None:
     data = config.to_dict()
-    if data["pretrain"] is None:
-        del data["pretrain"]
+    for key in ("pretrain", "init_model"):
+        if data[key] is None:
+            del data[key]
     Path(path).write_text(yaml.safe_dump(data, sort_keys=False))
 
 
@@ -416,10 +431,11 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CheckpointCallback
 
-    from agents.move_scorer import MoveScorerPolicy
-    from solitaire_env.envs.sb3 import CardCodesPolicy, make_sb3_vec_env
+    from solitaire_env.envs.sb3 import make_sb3_vec_env
 
     out = Path(output_dir or config.output_dir)
+    if config.init_model is not None:
+        check_init_model(config)  # before the run directory is touched
     checkpoint = prepare_run_dir(out, config, resume=resume, overwrite=overwrite)
     torch.set_num_threads(config.torch_threads)
     save_config(config, out / "config.yaml")
@@ -437,18 +453,11 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
         venv.seed(config.seed + model.num_timesteps)
         print(f"resuming {out} from {checkpoint.name} ({model.num_timesteps} timesteps)")
     else:
-        policy_kwargs = dict(config.policy_kwargs)
-        if "features_dim" in policy_kwargs:
-            policy_kwargs["features_extractor_kwargs"] = {"features_dim": policy_kwargs.pop("features_dim")}
-        if "activation_fn" in policy_kwargs:
-            activations = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
-            policy_kwargs["activation_fn"] = activations[policy_kwargs["activation_fn"]]
-        policy = {"CardCodesPolicy": CardCodesPolicy, "MoveScorerPolicy": MoveScorerPolicy}.get(config.policy,
-                                                                                              config.policy)
-        model = MaskablePPO(
-            policy, venv, seed=config.seed, device="cpu", verbose=verbose, tensorboard_log=str(out / "tb"),
-            policy_kwargs=policy_kwargs, **config.hyperparams,
-        )
+        model = build_model(config, venv, verbose=verbose, tensorboard_log=str(out / "tb"))
+        if config.init_model is not None:
+            model.set_parameters(config.init_model, exact_match=True, device="cpu")
+            model.save(out / "initial_model.zip")
+            print(f"starting from the policy of {config.init_model}")
         if config.pretrain is not None:
             pretrain_stats = pretrain_policy(model, config, out=out, verbose=verbose, progress=progress)
             (out / "pretrain.json").write_text(json.dumps(pretrain_stats, indent=2))
@@ -482,7 +491,7 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
         summary["pretrain"] = pretrain_stats
     elif checkpoint is not None and (out / "pretrain.json").is_file():
         summary["pretrain"] = json.loads((out / "pretrain.json").read_text())
-    if config.pretrain is not None and config.pretrain.eval_episodes:
+    if config.pretrain is not None and config.pretrain.eval_episodes or config.init_model is not None:
         summary["selection"] = select_model(config, out, summary.get("pretrain"))
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     venv.close()
@@ -494,23 +503,77 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     return out
 
 
+def build_model(config: TrainConfig, venv: Any, **kwargs: Any) -> Any:
+    """A fresh MaskablePPO model of ``config``'s policy and hyperparameters on ``venv`` (``kwargs``: more
+    arguments to ``MaskablePPO``)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.move_scorer import MoveScorerPolicy
+    from solitaire_env.envs.sb3 import CardCodesPolicy
+
+    policy_kwargs = dict(config.policy_kwargs)
+    if "features_dim" in policy_kwargs:
+        policy_kwargs["features_extractor_kwargs"] = {"features_dim": policy_kwargs.pop("features_dim")}
+    if "activation_fn" in policy_kwargs:
+        activations = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
+        policy_kwargs["activation_fn"] = activations[policy_kwargs["activation_fn"]]
+    policy = {"CardCodesPolicy": CardCodesPolicy, "MoveScorerPolicy": MoveScorerPolicy}.get(config.policy,
+                                                                                          config.policy)
+    return MaskablePPO(policy, venv, seed=config.seed, device="cpu", policy_kwargs=policy_kwargs,
+                       **config.hyperparams, **kwargs)
+
+
+def check_init_model(config: TrainConfig) -> None:
+    """``ConfigError`` unless ``config.init_model`` holds a policy of the config's class with the same
+    parameter shapes (so its weights can start the run)."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    from solitaire_env.envs.sb3 import make_sb3_vec_env
+
+    where = f"init_model {config.init_model}"
+    try:
+        data, params, _ = load_from_zip_file(config.init_model, device="cpu")
+    except Exception as e:  # not a zip, or not a saved SB3 model
+        raise ConfigError(f"{where}: not a saved model ({type(e).__name__}: {e})") from None
+    saved_class = getattr((data or {}).get("policy_class"), "__name__", None)
+    if saved_class != config.policy:
+        raise ConfigError(f"{where}: holds a {saved_class} policy, the config trains {config.policy}")
+    venv = make_sb3_vec_env(config.env_id, n_envs=1, monitor=False, **config.env_kwargs)
+    try:
+        fresh = build_model(config, venv).policy.state_dict()
+    finally:
+        venv.close()
+    saved = params.get("policy", {})
+    differ = sorted(k for k in set(fresh) | set(saved)
+                    if k not in saved or k not in fresh or tuple(saved[k].shape) != tuple(fresh[k].shape))
+    if differ:
+        raise ConfigError(f"{where}: its policy's parameters do not fit the config's policy_kwargs and env "
+                          f"({len(differ)} differ, e.g. {differ[0]})")
+
+
 def select_model(config: TrainConfig, out: Path, pretrain: dict | None) -> dict[str, Any]:
-    """Which of the run's policies wins most of the pretraining's validation deals, played greedily (or as
-    ``eval.deterministic`` says): the pretrained one (its round's figure), ``best_model.zip`` (the best PPO
-    evaluation by return) and ``final_model.zip``. The winner is copied to ``selected_model.zip``: the
-    policy to report and ship. Ties go to the earlier in that order."""
+    """Which of the run's policies wins most of the validation deals (the pretraining's
+    ``eval_episodes``, or ``eval.episodes`` for a fine-tuning run without pretraining), played greedily
+    (or as ``eval.deterministic`` says): the pretrained one (its round's figure) or the ``init_model``
+    one, ``best_model.zip`` (the best PPO evaluation by return) and ``final_model.zip``. The winner is
+    copied to ``selected_model.zip``: the policy to report and ship. Ties go to the earlier in that order."""
     from sb3_contrib import MaskablePPO
 
     from solitaire_env.tools import imitation
 
-    pre = config.pretrain or PretrainConfig()
-    evals = range(config.eval.seed, config.eval.seed + pre.eval_episodes)
+    pre = config.pretrain
+    episodes = pre.eval_episodes if pre is not None and pre.eval_episodes else config.eval.episodes
+    evals = range(config.eval.seed, config.eval.seed + episodes)
     rates: dict[str, float] = {}
+    names = ["best_model.zip", "final_model.zip"]
     if pretrain and pretrain.get("rounds"):
         best = pretrain["rounds"][pretrain["best_round"]]
         if "validation" in best:
             rates["pretrained_model.zip"] = best["validation"]["win_rate"]
-    for name in ("best_model.zip", "final_model.zip"):
+    elif config.init_model is not None:
+        names.insert(0, "initial_model.zip")
+    for name in names:
         if (out / name).is_file():
             model = MaskablePPO.load(out / name, device="cpu")
             played = imitation.play(config.env_id, evals, config.env_kwargs, n_envs=config.n_envs,
