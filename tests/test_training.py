@@ -197,21 +197,42 @@ def test_warm_start_from_the_heuristic(tmp_path):
 
 
 def test_card_codes_policy_matches_one_hot_linear():
+    """CardEmbedding is the first linear layer over the one-hot observation; with skip_empty (the
+    default) empty entries add nothing, and any one-hot layer is matched by moving each entry's code-0
+    row into the bias (the same function class); a model saved before skip_empty loads with it off."""
     import gymnasium as gym
     import torch
 
     from solitaire_env.envs.sb3 import CardEmbedding
 
     env = gym.make("NumberTen-v0")
-    obs, _ = env.reset(seed=0)
+    obs = np.stack([env.reset(seed=seed)[0] for seed in range(3)])
     nvec = env.observation_space.nvec
-    extractor = CardEmbedding(gym.spaces.Box(0, 1, shape=obs.shape), nvec.tolist(), features_dim=8)
-    onehot = np.zeros(int(nvec.sum()), dtype=np.float32)
-    onehot[np.concatenate(([0], np.cumsum(nvec)[:-1])) + obs] = 1
+    starts = np.concatenate(([0], np.cumsum(nvec)[:-1]))
+    onehot = np.zeros((len(obs), int(nvec.sum())), dtype=np.float32)
+    for i, row in enumerate(obs):
+        onehot[i, starts + row] = 1
+    space = gym.spaces.Box(0, 1, shape=obs.shape[1:])
+    full = CardEmbedding(space, nvec.tolist(), features_dim=8, skip_empty=False)
+    skip = CardEmbedding(space, nvec.tolist(), features_dim=8)
+    assert bool(skip.skip_empty) and (obs == 0).mean() > 0.5  # most entries are empty slots
+    x = torch.as_tensor(obs, dtype=torch.float32)
     with torch.no_grad():
-        expected = torch.relu(torch.as_tensor(onehot) @ extractor.embed.weight + extractor.bias)
-        got = extractor(torch.as_tensor(obs[None], dtype=torch.float32))[0]
-    torch.testing.assert_close(got, expected)
+        torch.nn.init.normal_(full.bias)
+        weight = full.embed.weight
+        torch.testing.assert_close(full(x), torch.relu(torch.as_tensor(onehot) @ weight + full.bias))
+        # the reparametrization: each entry's code-0 row moves into the bias
+        sizes = torch.as_tensor(nvec, dtype=torch.long)
+        skip.embed.weight.copy_(weight - torch.repeat_interleave(weight[starts], sizes, dim=0))
+        skip.bias.copy_(full.bias + weight[starts].sum(dim=0))
+        torch.testing.assert_close(skip(x), full(x))
+        assert not torch.allclose(skip(x), CardEmbedding(space, nvec.tolist(), features_dim=8)(x))
+    old = {k: v for k, v in full.state_dict().items() if k != "skip_empty"}  # as saved before the option
+    loaded = CardEmbedding(space, nvec.tolist(), features_dim=8)
+    loaded.load_state_dict(old)
+    assert not bool(loaded.skip_empty)
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(x), full(x))
 
 
 TINY = {
