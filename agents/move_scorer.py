@@ -79,25 +79,37 @@ class MoveScorer(BaseFeaturesExtractor):
             self.score[-1].bias.zero_()
         self.register_buffer("summary_scale", _SUMMARY_SCALE.clone(), persistent=False)
 
+    def pool_slots(self, cards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per place, the sum of its card slots' vectors ``(b, P + 4, dim)`` and how many slots hold a
+        card ``(b, P + 4, 1)``. Place 0 is unused, tableau pile p is place p + 1, the waste, stock and
+        reserve places P + 1 .. P + 3."""
+        b, d = cards.shape[0], self.dim
+        # Card slots: only the occupied ones (a fifth to a third of them) get a vector; the empty ones
+        # would add 0 to every sum below.
+        rows, slots = torch.nonzero(cards[..., F.F_STATE] > 0, as_tuple=True)
+        occupied = cards[rows, slots]  # (m, columns)
+        state = occupied[:, F.F_STATE].long()
+        rank, suit = occupied[:, F.F_RANK].long(), occupied[:, F.F_SUIT].long()
+        token = torch.where(rank > 0, (suit - 1) * 13 + rank, 53 + state)
+        cols = torch.stack((occupied[:, F.F_MOVABLE], occupied[:, F.F_UP],
+                            occupied[:, F.F_HEIGHT].clamp(max=13) / 13), -1)
+        slot = torch.relu(self.token(token) + self.slot(cols))  # (m, d)
+        # Pool per place: tableau pile p is group p + 1, the waste, stock and reserve groups P + 1..P + 3.
+        # A slot's area and pile are fixed by its row (features.template), so one row's columns give the
+        # grouping of all; the sums are one index_add over the occupied slots.
+        area = cards[0, :, F.F_AREA].long()
+        group = torch.where(area == F.AREA_TABLEAU, cards[0, :, F.F_PILE].long(), self.n_piles + area)
+        n_groups = self.n_piles + 4
+        place = rows * n_groups + group[slots]
+        pooled = slot.new_zeros(b * n_groups, d).index_add(0, place, slot).view(b, n_groups, d)
+        counts = slot.new_zeros(b * n_groups).index_add(0, place, torch.ones_like(place, dtype=slot.dtype))
+        return pooled, counts.view(b, n_groups, 1)
+
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         cards, piles, found = obs["cards"], obs["piles"], obs["foundations"]
         acts = obs["action_features"]
         b, d = cards.shape[0], self.dim
-        # Card slots.
-        state = cards[..., F.F_STATE].long()
-        rank, suit = cards[..., F.F_RANK].long(), cards[..., F.F_SUIT].long()
-        token = torch.where(rank > 0, (suit - 1) * 13 + rank, 53 + state)
-        cols = torch.stack((cards[..., F.F_MOVABLE], cards[..., F.F_UP], cards[..., F.F_HEIGHT].clamp(max=13) / 13), -1)
-        present = (state > 0).unsqueeze(-1).float()
-        slot = torch.relu(self.token(token) + self.slot(cols)) * present
-        # Pool per place: tableau pile p is group p + 1, the waste, stock and reserve groups P + 1..P + 3.
-        # A slot's area and pile are fixed by its row (features.template), so one row's columns give the
-        # grouping of all, and pooling is one matrix product (many times faster than a scatter).
-        area = cards[0, :, F.F_AREA].long()
-        group = torch.where(area == F.AREA_TABLEAU, cards[0, :, F.F_PILE].long(), self.n_piles + area)
-        member = nn.functional.one_hot(group, self.n_piles + 4).to(slot.dtype).T  # (groups, slots)
-        pooled = torch.matmul(member, slot)  # (b, groups, d)
-        counts = torch.matmul(member, present)
+        pooled, counts = self.pool_slots(cards)
         tab = pooled[:, 1:self.n_piles + 1] / 8.0
         areas = pooled[:, self.n_piles + 1:] / counts[:, self.n_piles + 1:].clamp(min=1.0)
         pile_cols = torch.cat((piles[..., :3] / 13.0, piles[..., 3:4] / 13.0, _onehot(piles[..., 4], 5)), -1)
@@ -109,7 +121,7 @@ class MoveScorer(BaseFeaturesExtractor):
                                           areas.reshape(b, 3 * d), summary), -1))
         # Places a move names: 0 none, 1..P the piles, P + 1.. the foundation slots.
         places = torch.cat((pile_vec.new_zeros(b, 1, d), pile_vec, found_vec), 1)
-        logits = torch.full((b, self.n_actions), -1e8, dtype=slot.dtype, device=slot.device)
+        logits = torch.full((b, self.n_actions), -1e8, dtype=pooled.dtype, device=pooled.device)
         rows, moves = torch.nonzero(acts[..., _A["allowed"]] > 0, as_tuple=True)
         if len(rows):
             a = acts[rows, moves]  # (m, 11)

@@ -60,6 +60,34 @@ def test_hidden_cards_never_change_the_policy(env_id):
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
+def test_pooling_over_occupied_slots_equals_pooling_over_every_slot(env_id):
+    """pool_slots skips the empty slots; computed densely (every slot a vector, the empty ones zeroed,
+    summed per place by a matrix product) the sums are the same."""
+    from solitaire_env.engine import features as F
+
+    extractor = _model(env_id).policy.features_extractor
+    venv = gym.make_vec(env_id, num_envs=8, **KWARGS)
+    obs, info = venv.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        obs, _, _, _, info = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]]))
+    cards = torch.as_tensor(obs["cards"], dtype=torch.float32)
+    state, rank, suit = (cards[..., c].long() for c in (F.F_STATE, F.F_RANK, F.F_SUIT))
+    token = torch.where(rank > 0, (suit - 1) * 13 + rank, 53 + state)
+    cols = torch.stack((cards[..., F.F_MOVABLE], cards[..., F.F_UP], cards[..., F.F_HEIGHT].clamp(max=13) / 13), -1)
+    present = (state > 0).unsqueeze(-1).float()
+    with torch.no_grad():
+        slot = torch.relu(extractor.token(token) + extractor.slot(cols)) * present
+        area, pile = cards[0, :, F.F_AREA].long(), cards[0, :, F.F_PILE].long()
+        group = torch.where(area == F.AREA_TABLEAU, pile, extractor.n_piles + area)
+        member = torch.nn.functional.one_hot(group, extractor.n_piles + 4).float().T
+        pooled, counts = extractor.pool_slots(cards)
+    torch.testing.assert_close(pooled, member @ slot)
+    torch.testing.assert_close(counts, member @ present)
+    assert 0 < present.mean() < 0.6 and (counts[:, 1:] > 0).any()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
 def test_only_allowed_moves_get_a_score(env_id):
     policy = _model(env_id).policy
     env = gym.make(env_id, **KWARGS)
