@@ -87,18 +87,32 @@ class SearchAgent(Agent):
                                      min_score=solver.PROMISING)
         self._record = np.zeros(v.n_cards + 1, dtype=np.int16)
         self.searched = self.solved = 0  # decisions searched, and those where some guess was solved
+        self._aimless, self._heuristic_choice = False, -1
+
+    @property
+    def stuck(self) -> bool:
+        """Whether the last move was the heuristic's while it was stuck (no search found a win either):
+        an aimless move, which a learner should not copy."""
+        return self._aimless
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.fallback.reset(seed)
+        self._aimless = False
 
     def act(self, observation: Any, info: dict) -> int:
+        action = self._choose(observation, info)
+        self._aimless = self.fallback.stuck and action == self._heuristic_choice
+        return action
+
+    def _choose(self, observation: Any, info: dict) -> int:
         mask = np.asarray(info["action_mask"])
         legal = np.flatnonzero(mask)
         if legal.size == 0:
             raise ValueError("no legal action in this position (the episode is over)")
         heuristic_choice = self.fallback.act(observation, info)  # keeps its memory of positions current
+        self._heuristic_choice = heuristic_choice
         if legal.size == 1:
             return int(legal[0])
         t = self.rules.observe(observation)

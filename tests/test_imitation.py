@@ -65,6 +65,19 @@ def test_batched_teacher_games_are_the_sequential_ones(env_id):
     np.testing.assert_array_equal(piles.obs["action_mask"].astype(bool), piles.masks)
 
 
+def test_the_search_teacher_labels_the_same_games_whatever_the_sub_envs():
+    """The determinized search agent as teacher: its guesses are seeded per game, so the examples do not
+    depend on the number of sub-envs; it plays its own games (not the heuristic's), every label legal."""
+    deals = range(3_000_000, 3_000_006)
+    one = imitation.play("Rainbow-v0", deals, n_envs=1, teacher="search:2x200", seed=7)
+    three = imitation.play("Rainbow-v0", deals, n_envs=3, teacher="search:2x200", seed=7)
+    np.testing.assert_array_equal(one.actions, three.actions)
+    np.testing.assert_array_equal(one.obs, three.obs)
+    assert one.masks[np.arange(len(one)), one.actions].all()
+    heuristic = imitation.play("Rainbow-v0", deals, n_envs=2, teacher="heuristic")
+    assert len(one) != len(heuristic) or not np.array_equal(one.actions, heuristic.actions)
+
+
 def test_dagger_lets_the_student_play_and_the_teacher_label(tmp_path):
     venv = make_sb3_vec_env("Rainbow-v0", n_envs=1, **KWARGS)
     model = MaskablePPO(MoveScorerPolicy, venv, device="cpu", seed=0, policy_kwargs={"dim": 16, "hidden": 32})

@@ -62,7 +62,8 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"pretrain": {"episodes": 2.5}}, "'pretrain.episodes' must be int"),
     ({"pretrain": {"value": 1}}, "'pretrain.value' must be bool"),
     ({"pretrain": {"learning_rate": 0}}, "'pretrain.learning_rate' must be positive"),
-    ({"pretrain": {"agent": "random"}}, "pretrain.agent must be one of heuristic"),
+    ({"pretrain": {"agent": "random"}}, "pretrain.agent must be one of heuristic, search"),
+    ({"pretrain": {"agent": "search:8by1000"}}, "pretrain.agent: bad search agent 'search:8by1000'"),
     ({"pretrain": {"seed": 500}}, "pretrain deals 500-1499 .* must be train deals"),
     ({"pretrain": {"seed": 19_990, "episodes": 20}}, "must be train deals"),
     ({"env_kwargs": {"reveal_bonus": "abc"}}, "env_kwargs: reveal_bonus must be a finite number"),
@@ -96,7 +97,8 @@ def test_bad_configs_fail_clearly(change, match):
 
 @pytest.mark.parametrize("change", [{"policy": "MultiInputPolicy", "env_kwargs": {"obs_mode": "dict"}},
                                     {"env_kwargs": {"obs_mode": "onehot"}}, {"deals": "30000:40000"},
-                                    {"eval": {"seed": 19_950, "episodes": 50}}])
+                                    {"eval": {"seed": 19_950, "episodes": 50}},
+                                    {"pretrain": {"agent": "search:4x300"}}])
 def test_good_configs_pass(change):
     parse_config({**BASE, **change})
 

@@ -1,14 +1,16 @@
 """Learning from a teacher: batched play with a teacher and a student, behaviour cloning, DAgger.
 
 :func:`play` runs the batched env (:class:`~solitaire_env.envs.vector.SolitaireVectorEnv`) over an
-ordered list of deals, each played exactly once, with one teacher agent per sub-env (the rule-based
-:class:`~agents.heuristic.HeuristicAgent` reads each sub-env's default ``codes`` observation, whatever
-the observation the student gets) and optionally a student policy. Each move is the teacher's with
-probability ``beta``, else the student's; every move the teacher would make (when it is not stuck)
-is recorded with the student's observation as a training example. ``beta = 1`` is behaviour cloning
-of the teacher's own games; ``beta < 1`` is DAgger (Ross et al., 2011): the teacher labels the
-positions the student reaches. :func:`fit` fits the policy's masked action distribution to the
-labels by cross-entropy (and the value head to the discounted returns of the games played).
+ordered list of deals, each played exactly once, with one teacher agent per sub-env and optionally a
+student policy. The teacher (the rule-based :class:`~agents.heuristic.HeuristicAgent`, or the
+determinized :class:`~agents.search.SearchAgent`) reads each sub-env's default ``codes`` observation,
+whatever the observation the student gets, and is seeded by its game's place in the deal list. Each
+move is the teacher's with probability ``beta``, else the student's; every move the teacher would
+make (when it is not stuck) is recorded with the student's observation as a training example.
+``beta = 1`` is behaviour cloning of the teacher's own games; ``beta < 1`` is DAgger (Ross et al.,
+2011): the teacher labels the positions the student reaches. :func:`fit` fits the policy's masked
+action distribution to the labels by cross-entropy (and the value head to the discounted returns of
+the games played).
 
 Rows come back ordered by deal, then by step, so the data does not depend on the number of sub-envs.
 Needs the ``train`` extra (torch).
@@ -99,9 +101,9 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
     start = time.perf_counter()
     obs, _ = venv.reset(seed=list(range(n_envs)))  # positions 0 .. n-1 of the ordered deal set
     game = np.arange(n_envs)  # which of the deals each sub-env plays; >= len(deals): idle
-    if teachers:
-        for t in teachers:
-            t.reset()
+    if teachers:  # each game's teacher seeded by its deal's place, so n_envs never changes a label
+        for i, t in enumerate(teachers):
+            t.reset(seed=seed + i)
     chunks: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # obs, masks, actions, game, step
     rewards: list[list[float]] = [[] for _ in deals]
     won = np.zeros(len(deals), bool)
@@ -154,7 +156,7 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
                     bar.update(1)
             game[i] += n_envs
             if teachers:
-                teachers[i].reset()
+                teachers[i].reset(seed=seed + int(game[i]))
         if len(done):
             obs = venv.reset_envs(done)
     if bar is not None:

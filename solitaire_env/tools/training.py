@@ -41,7 +41,7 @@ rate. A finished round is saved (``pretrain/round_<r>.zip`` and ``.npz``, ``pret
 entry (examples, agreement with the heuristic, wall time, each round)::
 
     pretrain:
-      agent: heuristic      # the only teacher
+      agent: heuristic      # the teacher: heuristic, or search (search:WxN) for the search agent
       episodes: 1000        # games per round
       seed: 1000000         # their deals: seed, seed + 1, ... (round r: seed + r * episodes, ...)
       epochs: 5             # passes over the examples, each round
@@ -149,7 +149,7 @@ _PRETRAIN_TYPES: dict[str, tuple[type, ...]] = {
     "learning_rate": (float, int), "value": (bool,), "value_coef": (float, int), "rounds": (int,),
     "beta": (float, int), "eval_episodes": (int,), "select_epoch": (bool,),
 }
-PRETRAIN_AGENTS = ("heuristic",)
+PRETRAIN_AGENTS = ("heuristic", "search")  # search also as search:WxN (agents.make_agent)
 _ENV_KWARGS = {"obs_mode", "illegal_action", "illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus",
                "max_episode_steps", "track_revisits", "no_revisit", "action_features"}
 _POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim", "dim",
@@ -306,8 +306,16 @@ def _parse_pretrain(pre: dict, raw: dict, eval_config: EvalConfig, where: str) -
         if key == "beta" and not 0 <= value <= 1:
             raise ConfigError(f"{where}: 'pretrain.beta' must be between 0 and 1, got {value}")
     config = PretrainConfig(**pre)
-    if config.agent not in PRETRAIN_AGENTS:
-        raise ConfigError(f"{where}: pretrain.agent must be one of {', '.join(PRETRAIN_AGENTS)}, got {config.agent!r}")
+    if config.agent.split(":")[0] not in PRETRAIN_AGENTS:
+        raise ConfigError(f"{where}: pretrain.agent must be one of {', '.join(PRETRAIN_AGENTS)} (or search:WxN), "
+                          f"got {config.agent!r}")
+    if config.agent.startswith("search"):
+        from agents import make_agent
+
+        try:
+            make_agent(config.agent, raw["env_id"])
+        except ValueError as e:
+            raise ConfigError(f"{where}: pretrain.agent: {e}") from None
     deals = range(config.seed, config.seed + config.rounds * config.episodes)
     if deals.start not in TRAIN or deals.stop - 1 not in TRAIN:
         raise ConfigError(f"{where}: pretrain deals {deals.start}-{deals.stop - 1} (pretrain.seed, pretrain.episodes "
