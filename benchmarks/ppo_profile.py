@@ -2,11 +2,13 @@
 "Training throughput").
 
     python benchmarks/ppo_profile.py configs/rainbow.yaml 16384 [OPTIMIZER_KWARGS]
+    python benchmarks/ppo_profile.py configs/ablations/rainbow_no_teacher.yaml 8192     # MoveScorerPolicy
 
 Builds the config's model and env as ``solitaire-env train`` does (one torch thread), learns 4,096
 steps to warm up, then profiles ``STEPS`` more and prints the steps per second and the top of the
 profile by cumulative time (``train`` is PPO's update, ``collect_rollouts`` the rollouts).
-``OPTIMIZER_KWARGS``: a Python dict for the policy's optimizer, e.g. ``'{"fused": True}'``.
+``OPTIMIZER_KWARGS``: a Python dict for the policy's optimizer, e.g. ``'{"fused": False}'`` (CardCodesPolicy's
+default is Adam's fused kernel).
 """
 
 from __future__ import annotations
@@ -18,11 +20,10 @@ import sys
 import time
 
 import torch
-from sb3_contrib import MaskablePPO
 
 import solitaire_env  # noqa: F401  (registers the ids)
-from solitaire_env.envs.sb3 import CardCodesPolicy, make_sb3_vec_env
-from solitaire_env.tools.training import load_config
+from solitaire_env.envs.sb3 import make_sb3_vec_env
+from solitaire_env.tools.training import build_model, load_config
 
 
 def main() -> None:
@@ -31,13 +32,9 @@ def main() -> None:
     torch.set_num_threads(config.torch_threads)
     venv = make_sb3_vec_env(config.env_id, n_envs=config.n_envs, seed=config.seed, deals=config.deals,
                             **config.env_kwargs)
-    kwargs = dict(config.policy_kwargs)
-    if "features_dim" in kwargs:
-        kwargs["features_extractor_kwargs"] = {"features_dim": kwargs.pop("features_dim")}
     if len(sys.argv) > 3:
-        kwargs["optimizer_kwargs"] = ast.literal_eval(sys.argv[3])
-    policy = CardCodesPolicy if config.policy == "CardCodesPolicy" else config.policy
-    model = MaskablePPO(policy, venv, seed=config.seed, device="cpu", policy_kwargs=kwargs, **config.hyperparams)
+        config.policy_kwargs["optimizer_kwargs"] = ast.literal_eval(sys.argv[3])
+    model = build_model(config, venv)
     model.learn(4096)
     profiler = cProfile.Profile()
     start = time.perf_counter()
