@@ -59,6 +59,7 @@ from numba import njit
 from solitaire_env.engine import core
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
+    A_FIRST,
     DRAW,
     HIDDEN,
     O_BASE,
@@ -259,10 +260,12 @@ def _legal_move(s, sp, actions, a, facts, empty):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidates, scratch) -> None:
+def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidates, listed, scratch) -> None:
     """:func:`action_features`, given the pile facts of ``s`` (:func:`core._pile_facts`) and its lowest
     empty pile (-1: none), as the legal mask leaves them: inlined into the batched step, which has them.
-    Entries are written by index (a row view per move cost reference counting)."""
+    ``listed`` >= 0: ``candidates`` starts with that many actions, every move the rules allow from the
+    first move between piles on (the history lists them), so only the actions before those are scanned
+    here; -1: none listed. Entries are written by index (a row view per move cost reference counting)."""
     cap, piles = sp[SP_CAP], sp[SP_PILES]
     o_len, o_down, tab = sp[O_LEN], sp[O_DOWN], sp[OB_TAB]
     have_seen = seen.shape[0] > 0
@@ -272,7 +275,12 @@ def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidate
         flat[k] = 0
     # The moves to describe, listed without a branch per action (as history.record does).
     found = 0
-    if have_seen:  # two loops: a test of have_seen per action is a branch per action
+    if listed >= 0:  # the earlier kinds: no_revisit never masks them, and no seen flag is set for them
+        found = listed
+        for a in range(sp[A_FIRST + TABLEAU_TO_TABLEAU]):
+            candidates[found] = a
+            found += mask[a] != 0
+    elif have_seen:  # two loops: a test of have_seen per action is a branch per action
         for a in range(sp[SP_N_ACTIONS]):
             candidates[found] = a
             found += (mask[a] | seen[a]) != 0
@@ -349,7 +357,7 @@ def action_features(s, sp, actions, codes, mask, seen, out, scratch, candidates,
     array. ``scratch``: a state array; ``candidates``: int64 work space of ``n_actions``; ``facts``:
     :func:`core._scratch` work space."""
     empty = core._pile_facts(s, sp, facts)
-    _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidates, scratch)
+    _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidates, -1, scratch)
 
 
 def _features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles, found, summary, act_out,

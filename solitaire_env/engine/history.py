@@ -39,7 +39,10 @@ to an unseen position, and its key is never computed (:func:`_tableau_moves_back
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from solitaire_env.engine import core, features
 from solitaire_env.engine.jit_cache import drop_stale_cache
@@ -109,6 +112,23 @@ def check_fits(variant: Variant) -> None:
     """``ValueError`` if ``variant`` has more piles, deeper piles or a longer observation than the key's tables."""
     if variant.piles > MAX_PILES or variant.pile_capacity > MAX_DEPTH or variant.obs_size > MAX_OBS:
         raise ValueError(f"{variant.title} is too large for the position key's tables")
+
+
+@intrinsic
+def _prefetch(typingctx, table, row, col):
+    """Start loading ``table[row, col]`` into the cache without waiting for it (``llvm.prefetch``): a
+    table slot is a cache miss, and the work in between can hide it."""
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        idx = [context.cast(builder, args[1], sig.args[1], types.intp),
+               context.cast(builder, args[2], sig.args[2], types.intp)]
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, idx, wraparound=False)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.void(table, row, col), codegen
 
 
 @_inline
@@ -254,6 +274,17 @@ def _has(small, keys, meta, filt, i, key) -> bool:
     if size <= small.shape[1]:
         return _find_in(small, i, 0, size - 1, gen, tag)
     return _find_in(keys, i, _offset(keys, meta, i), size - 1, gen, tag)
+
+
+@_inline
+def _prefetch_slot(small, keys, meta, i, key) -> None:
+    """Start loading the slot where a probe for ``key`` begins (as :func:`_has` finds it)."""
+    size, tag = meta[i, M_SIZE], _tag(meta, i, key)
+    j = np.int64(tag & np.uint64(size - 1))
+    if size <= small.shape[1]:
+        _prefetch(small, i, j)
+    else:
+        _prefetch(keys, i, _offset(keys, meta, i) + j)
 
 
 @_inline
@@ -447,11 +478,14 @@ def _add_pairs(s, codes, sp, facts, filt, i, hw, p) -> None:
 
 @_inline
 def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts, hw, candidates, total,
-                        empty, seen, want_seen, no_revisit, all_pairs, src, dst) -> int:
+                        empty, seen, want_seen, no_revisit, all_pairs, src, dst, key, spare, pending):
     """Record this position's pairs (above: all piles' if ``all_pairs``, else those of piles ``src`` and
-    ``dst``, -1 for none), then flag or mask the legal moves between piles and into an empty pile that
-    lead to a kept position; returns how many it took out of ``mask`` (the rules' mask on entry).
-    ``facts``, ``hw``, ``total``, ``empty``: as in :func:`_record`."""
+    ``dst``, -1 for none) and its ``key``, then flag or mask the legal moves between piles and into an
+    empty pile that lead to a kept position; returns (whether ``key`` was kept already, how many moves it
+    took out of ``mask``, the rules' mask on entry, and how many legal moves it listed in ``candidates``).
+    The keys to probe are computed first (into ``pending``, uint64 of ``2 * n_actions``) and their slots
+    prefetched, then probed after the key is kept: the misses overlap instead of following each other.
+    ``facts``, ``hw``, ``total``, ``empty``, ``spare``: as in :func:`_record`."""
     piles, cap = sp[SP_PILES], sp[SP_CAP]
     tab = sp[OB_TAB]
     first_tt, first_te = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[A_FIRST + TABLEAU_TO_EMPTY]
@@ -470,8 +504,8 @@ def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i,
     for a in range(first_tt, last):
         candidates[found] = a
         found += mask[a] != 0
-    taken = 0
     ranks = facts[2 * piles : 3 * piles]
+    n_pending = 0
     for c in range(found):
         a = candidates[c]
         fro = actions[a, 1]
@@ -486,18 +520,31 @@ def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i,
         word, bit = _pair_bit(codes[tab + fro * cap + n - k], hw[to])  # (an empty pile's hash is 0)
         if filt[i, word] & bit != 0:
             child = _moved_key(s, codes, sp, fro, to, k, hw, total)
-            taken += _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisit)
-    return taken
+            word, bit = _filter_bit(child)
+            if filt[i, word] & bit != 0 or child == key:  # else _has answers without a probe (key: kept below)
+                _prefetch_slot(small, keys, meta, i, child)
+                pending[2 * n_pending], pending[2 * n_pending + 1] = child, np.uint64(a)
+                n_pending += 1
+    was_seen = _has(small, keys, meta, filt, i, key)
+    if not was_seen:
+        _insert(small, keys, meta, filt, i, key, spare)
+    taken = 0
+    for c in range(n_pending):
+        taken += _mark(small, keys, meta, filt, i, np.int64(pending[2 * c + 1]), pending[2 * c], mask, seen,
+                       want_seen, no_revisit)
+    return was_seen, taken, found
 
 
 @_inline
 def _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, facts, hw,
-            scratch, scratch_codes, candidates, spare, seen, rehash, src, dst):
+            scratch, scratch_codes, candidates, spare, pending, seen, rehash, src, dst):
     """:func:`record`, inlined into the batched kernel (a call passing this many arrays cost more than
     much of its work). ``facts``: :func:`core._pile_facts` of ``s``, which :func:`core._legal_mask` leaves
     in its work space. ``hw``: env ``i``'s pile hashes; unless ``rehash``, ``clear`` or the row was never
     hashed, those of the last position recorded, from which only piles ``src`` and ``dst`` (-1: none)
-    may differ. Returns (whether ``s`` had been seen, moves left in ``mask``, the lowest empty pile)."""
+    may differ. Returns (whether ``s`` had been seen, moves left in ``mask``, the lowest empty pile, and
+    how many moves ``candidates`` lists: the legal moves between piles and into an empty pile, or -1 when
+    none were listed)."""
     all_piles = rehash or clear or meta[i, M_HASHED] == 0
     total, empty, hidden = _scan_tableau(s, codes, sp, hw, all_piles, src, dst)
     meta[i, M_HASHED] = 1
@@ -507,21 +554,26 @@ def _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, cl
     if new_stretch:
         _clear(small, keys, meta, filt, i)
         meta[i, M_PROGRESS] = prog
-    was_seen = _has(small, keys, meta, filt, i, key)
-    if not was_seen:
-        _insert(small, keys, meta, filt, i, key, spare)
+    _prefetch_slot(small, keys, meta, i, key)  # probed below, after the pairs and the moves' keys
     want_seen = seen.shape[0] > 0
     for a in range(seen.shape[0]):
         seen[a] = 0
-    if (no_revisit or want_seen) and n_legal > 0:
+    listed = -1
+    filtered = sp[SP_WHOLE] == 0 and sp[SP_AUTOFILL] == 0 and sp[SP_WRAP] == 0  # (see _tableau_moves_back)
+    if (no_revisit or want_seen) and n_legal > 0 and filtered:
+        was_seen, taken, listed = _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts,
+                                                      hw, candidates, total, empty, seen, want_seen, no_revisit,
+                                                      new_stretch or all_piles, src, dst, key, spare, pending)
+        return was_seen, n_legal - taken, empty, listed
+    was_seen = _has(small, keys, meta, filt, i, key)
+    if not was_seen:
+        _insert(small, keys, meta, filt, i, key, spare)
+    if (no_revisit or want_seen) and n_legal == 0:
+        listed = 0
+    elif no_revisit or want_seen:
         first, last = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[SP_N_ACTIONS]
         if empty < 0 and sp[A_FIRST + TABLEAU_TO_EMPTY] >= 0:
             last = sp[A_FIRST + TABLEAU_TO_EMPTY]  # with no empty pile, no move into one
-        if sp[SP_WHOLE] == 0 and sp[SP_AUTOFILL] == 0 and sp[SP_WRAP] == 0:
-            n_legal -= _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts, hw,
-                                           candidates, total, empty, seen, want_seen, no_revisit,
-                                           new_stretch or all_piles, src, dst)
-            first = last  # every tableau move is done
         # The other legal tableau moves (their kinds come last in the table, moves into an empty pile
         # last of all), listed without a branch per action: which actions are legal is unpredictable,
         # and mispredictions cost more than the list.
@@ -533,12 +585,13 @@ def _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, cl
             a = candidates[c]
             child = _child_key(s, codes, sp, actions, a, hw, total, prog, empty, scratch, scratch_codes)
             n_legal -= _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisit)
-    return was_seen, n_legal, empty
+        listed = found
+    return was_seen, n_legal, empty, listed
 
 
 @_jit
 def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, hashes, i, clear, no_revisit, facts,
-           scratch, scratch_codes, candidates, spare, seen):
+           scratch, scratch_codes, candidates, spare, pending, seen):
     """Record position ``s`` (observation ``codes``) in the table of env ``i`` (row ``i`` of the
     :class:`History` arrays) and, with ``no_revisit``, take out of ``mask`` every legal move to a
     position the table holds. ``mask``: the rules' legal moves in ``s``. ``clear``: a new episode starts
@@ -548,25 +601,28 @@ def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, hashes
     ``seen``: int8 of ``n_actions`` to get a 1 for each legal move to a position the table holds
     (whether masked or not), or an empty array."""
     core._pile_facts(s, sp, facts)
-    was_seen, left, _ = _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit,
-                                facts, hashes[i], scratch, scratch_codes, candidates, spare, seen, True, -1, -1)
+    was_seen, left, _, _ = _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit,
+                                facts, hashes[i], scratch, scratch_codes, candidates, spare, pending, seen, True,
+                                   -1, -1)
     return was_seen, left
 
 
 @_jit
 def work_space(sp):
     """:func:`record`'s work space: pile facts, pile hashes, a state and an observation
-    to play moves on, the list of legal moves, and room to move a table's keys when it grows."""
+    to play moves on, the list of legal moves, room to move a table's keys when it grows, and the keys
+    to probe with their moves."""
     return (core._scratch(sp), np.empty(2 * sp[SP_PILES], dtype=np.uint64),
             np.empty(sp[SP_STATE_SIZE], dtype=np.int8), np.empty(sp[OB_SIZE], dtype=np.int16),
-            np.empty(sp[SP_N_ACTIONS], dtype=np.int64), np.empty(SLOTS // 2, dtype=np.uint64))
+            np.empty(sp[SP_N_ACTIONS], dtype=np.int64), np.empty(SLOTS // 2, dtype=np.uint64),
+            np.empty(2 * sp[SP_N_ACTIONS], dtype=np.uint64))
 
 
 @_jit
 def child_keys(s, codes, sp, actions, mask, out) -> None:
     """``out[a]``: what :func:`record` compares for each legal action ``a``: the :func:`tableau_key` of
     the position it leads to, or 0 where that position's progress differs (for tests)."""
-    _, hw, scratch, scratch_codes, _, _ = work_space(sp)
+    _, hw, scratch, scratch_codes, _, _, _ = work_space(sp)
     total, empty, hidden = _scan_tableau(s, codes, sp, hw, True, -1, -1)
     prog = _progress_with(s, sp, hidden)
     for a in range(sp[SP_N_ACTIONS]):
@@ -600,20 +656,20 @@ def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal
     and its action features into ``act_out[i]`` when ``act_out`` has rows (one pass over the envs: their
     arrays are still in cache). The pile hashes of ``hashes[i]`` are kept from step to step: only the
     piles the move changed are hashed again."""
-    facts, _, scratch, scratch_codes, candidates, spare = work_space(sp)
+    facts, _, scratch, scratch_codes, candidates, spare, pending = work_space(sp)
     want_actions = act_out.shape[1] > 0
     for i in range(states.shape[0]):
         s, mask, codes = states[i], masks[i], obs[i]
         src, dst = _piles_moved(s, sp, actions, acts[i])
         g, r, nl, f = core._step_one_work(s, sp, actions, acts[i], mask, codes, facts)
         gained[i], revealed[i], found[i], n_rules[i] = g, r, f, nl
-        was_seen, left, empty = _record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i, clear[i],
-                                        no_revisit, facts, hashes[i], scratch, scratch_codes, candidates, spare,
-                                        seen[i], False, src, dst)
+        was_seen, left, empty, listed = _record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i,
+                                                clear[i], no_revisit, facts, hashes[i], scratch, scratch_codes,
+                                                candidates, spare, pending, seen[i], False, src, dst)
         revisit[i], n_legal[i] = was_seen, left
-        if want_actions:
+        if want_actions:  # (the moves between piles _record listed are not listed again)
             features._action_rows(s, sp, actions, codes, mask, seen[i], act_out[i], facts, empty, candidates,
-                                  scratch)
+                                  listed, scratch)
 
 
 step_batch_serial = _jit(_step_batch)
@@ -663,10 +719,10 @@ class History:
                no_revisit: bool, seen: np.ndarray | None = None) -> tuple[bool, int]:
         """:func:`record` for env ``i``: (whether ``state`` had been seen, legal moves left in ``mask``)."""
         v = self.variant
-        facts, _, scratch, scratch_codes, candidates, spare = self._work
+        facts, _, scratch, scratch_codes, candidates, spare, pending = self._work
         was_seen, left = record(state, codes, v.spec, v.actions, mask, n_legal, self.small, self.keys, self.meta,
                                 self.filt, self.hashes, i, clear, no_revisit, facts, scratch, scratch_codes, candidates,
-                                spare, self._no_seen if seen is None else seen)
+                                spare, pending, self._no_seen if seen is None else seen)
         return bool(was_seen), int(left)
 
     @property
