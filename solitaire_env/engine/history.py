@@ -34,6 +34,10 @@ limit to end the episode. In random play a stretch rarely reaches a few hundred 
 Rank and File and Number Ten, a filter kept with each stretch's keys says on which piles each card
 has lain in the stretch; a move that puts a run onto a pile its bottom card has never lain on leads
 to an unseen position, and its key is never computed (:func:`_tableau_moves_back`).
+
+**The batched step** (:func:`step_batch`) keeps each env's pile hashes between steps
+(:attr:`History.hashes`) and hashes again only the piles the move played changed (every pile after a
+reset); :func:`record`, which is not told the move, hashes every pile.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
 * ``info["action_mask"]`` is ``(N, n)`` ``int8``; ``info`` also holds ``foundation_cards``,
   ``is_won`` and ``illegal_action`` arrays, and with ``track_revisits`` / ``no_revisit`` (see the
   single env) ``revisit`` / ``stuck``; each sub-env keeps its episode's positions in
-  :class:`solitaire_env.engine.history.History`, recorded in the same compiled pass as the step.
+  :class:`solitaire_env.engine.history.History`, recorded in the same compiled pass as the step (which
+  also writes the action features).
 * ``action_space`` is a ``MultiDiscrete`` whose ``sample(mask=info["action_mask"])`` takes the
   ``(N, n)`` mask as it comes (Gymnasium's own ``MultiDiscrete`` wants a tuple of rows).
 * ``codes`` and ``masks`` (read them, do not write): the default ``codes`` observation and the action
