@@ -57,8 +57,9 @@ def test_the_filter_never_spares_a_move_back(game_name, no_revisit):
 def test_the_batched_step_keeps_the_tables_of_recording_each_position_afresh(env_id, options):
     """The batched step keeps each env's pile hashes between steps (hashing again only the piles a move
     changed) and adds only the changed piles' pairs to the filter: over long random games, with resets
-    and illegal picks, its hashes equal those of each position hashed from scratch, and its tables, mask
-    and ``seen`` flags equal those of :meth:`History.record` given every position afresh."""
+    (in the step and by ``reset_envs``) and illegal picks, its hashes equal those of each position hashed
+    from scratch, and its tables, mask and ``seen`` flags equal those of :meth:`History.record` given
+    every position afresh."""
     n = 6
     env = gym.make_vec(env_id, num_envs=n, **options)
     v = env.variant
@@ -70,7 +71,7 @@ def test_the_batched_step_keeps_the_tables_of_recording_each_position_afresh(env
     cap, tab = v.pile_capacity, int(v.spec[history.OB_TAB])
     rules, seen = np.zeros(v.n_actions, dtype=np.int8), np.zeros(v.n_actions, dtype=np.int8)
     moved_back = 0
-    for _ in range(1500):
+    for step in range(1500):
         h = env.history
         for i in range(n):
             codes = env.codes[i]
@@ -97,5 +98,12 @@ def test_the_batched_step_keeps_the_tables_of_recording_each_position_afresh(env
                          else int(rng.integers(v.n_actions)) for row in info["action_mask"]])
         _, _, _, _, info = env.step(acts)
         clear = env.steps == 0
+        if step % 97 == 50:  # a new game outside the batched step (as the SB3 adapter deals them)
+            j = step % n  # the position the step left is recorded here too before it goes
+            n_rules = core.legal_mask(env.states[j], v.spec, v.actions, rules)
+            fresh.record(j, env.states[j], env.codes[j], rules.copy(), n_rules, bool(clear[j]), no_revisit, seen)
+            env.reset_envs(np.array([j]))
+            info["action_mask"] = env.masks
+            clear = env.steps == 0
     if env_id != "Rainbow-v0":  # (random play in Rainbow seldom goes back)
         assert moved_back > 100
