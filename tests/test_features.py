@@ -208,3 +208,36 @@ def test_maskable_ppo_trains_on_the_piles_observation():
     model.learn(64)
     assert model.num_timesteps == 64
     assert any(not (a == b.detach()).all() for a, b in zip(before, model.policy.parameters(), strict=True))
+
+
+@pytest.mark.parametrize("obs_mode", ["codes", "dict"])
+def test_the_batched_env_never_writes_action_features_a_caller_holds(obs_mode):
+    """The batched env reuses an action-features array it handed out once nothing refers to it: arrays
+    (or views of them) the caller keeps never change, and one it let go is written afresh in full."""
+    env = gym.make_vec("RankAndFile-v0", num_envs=4, obs_mode=obs_mode, action_features=True)
+    rng = np.random.default_rng(3)
+
+    def features_of(obs, info):
+        return obs["action_features"] if obs_mode == "dict" else info["action_features"]
+
+    obs, info = env.reset(seed=1)
+    kept = [(features_of(obs, info), features_of(obs, info).copy())]
+    view = features_of(obs, info)[1:3]
+    view_copy = view.copy()
+    reused = 0
+    seen_ids = {id(features_of(obs, info))}
+    for step in range(60):
+        acts = np.array([int(rng.choice(np.flatnonzero(row))) if row.any() else 0 for row in info["action_mask"]])
+        obs, _, _, _, info = env.step(acts)
+        current = features_of(obs, info)
+        reused += id(current) in seen_ids
+        seen_ids.add(id(current))
+        # What a fresh computation gives for the same positions, every entry.
+        fresh = env._features.compute(env.states, env.codes, env.masks, env.seen)["action_features"]
+        np.testing.assert_array_equal(current, fresh)
+        if step % 10 == 0:
+            kept.append((current, current.copy()))
+        for array, copy in kept:
+            np.testing.assert_array_equal(array, copy)
+        np.testing.assert_array_equal(view, view_copy)
+    assert reused > 0

@@ -322,7 +322,8 @@ def test_a_full_stretch_keeps_what_it_has_and_records_no_more():
 
 def test_history_memory_is_bounded():
     h = history.History(RANK_AND_FILE, 1024)
-    assert h.nbytes == 1024 * (8 * (history.SLOTS + history.FIRST_SIZE) + 8 * (history.META + history.FILTER_WORDS))
+    assert h.nbytes == 1024 * (8 * (history.SLOTS + history.FIRST_SIZE) + 8 * (history.META + history.FILTER_WORDS)
+                               + 16 * RANK_AND_FILE.piles)
     assert h.nbytes / 1024 < 34 * 1024
 
 

@@ -6,11 +6,13 @@ import copy
 import json
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solitaire_env import Game, get_variant
+from solitaire_env.engine.deals import DEAL_LIMIT
 
 RANKS = "A23456789TJQK"
 SUITS = "cdhs"
@@ -536,3 +538,36 @@ def test_random_play_keeps_every_state_valid(variant, seed, choices):
         found = g.foundation_cards
         g.play(int(legal[choice % len(legal)]))
         check_position(g, found)
+
+
+def _shuffled_in_python(decks: int, seed: int) -> list[int]:
+    """shuffled_deck's Fisher-Yates as plain Python (the compiled loop must give the same decks)."""
+    deck = [card for _ in range(decks) for card in range(52)]
+    bits = np.random.PCG64(seed)
+    raw = iter(int(x) for x in bits.random_raw(len(deck)))
+    for i in range(len(deck) - 1, 0, -1):
+        limit = (1 << 64) - (1 << 64) % (i + 1)
+        r = next(raw, None)
+        while r is None or r >= limit:
+            r = int(bits.random_raw())
+        j = r % (i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
+@pytest.mark.parametrize("decks", [1, 2])
+def test_the_compiled_shuffle_deals_the_decks_of_the_python_loop(decks):
+    from solitaire_env.engine.state import shuffled_deck
+
+    for seed in [*range(300), 2**31 - 1, 2**40 + 7, DEAL_LIMIT - 1]:
+        assert shuffled_deck(decks, seed) == _shuffled_in_python(decks, seed)
+
+
+def test_the_compiled_shuffle_leaves_a_draw_it_would_reject_to_the_python_loop():
+    from solitaire_env.engine.state import _shuffle
+
+    deck = np.arange(104, dtype=np.int64)
+    raw = np.zeros(104, dtype=np.uint64)
+    raw[5] = np.uint64(2**64 - 1)  # in the rejected tail of every bound that does not divide 2**64
+    assert not _shuffle(deck, raw)
+    assert _shuffle(np.arange(104, dtype=np.int64), np.zeros(104, dtype=np.uint64))

@@ -53,12 +53,15 @@ base rank (1-13), face-down cards on the tableau, cards on the foundations, empt
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import njit
 
 from solitaire_env.engine import core
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
+    A_FIRST,
     DRAW,
     HIDDEN,
     O_BASE,
@@ -258,21 +261,28 @@ def _legal_move(s, sp, actions, a, facts, empty):
     return core.foundation_for(s, sp, card), 1
 
 
-@_jit
-def action_features(s, sp, actions, codes, mask, seen, out, scratch, candidates, facts) -> None:
-    """Write the action features (module doc) of position ``s`` (observation ``codes``) into ``out``.
-    ``mask``: the env's action mask; ``seen[a]``: 1 where a legal move leads to a position seen this
-    episode (the moves ``no_revisit`` masks: legal by the rules though not in ``mask``), or an empty
-    array. ``scratch``: a state array; ``candidates``: int64 work space of ``n_actions``; ``facts``:
-    :func:`core._scratch` work space."""
-    cap = sp[SP_CAP]
+@njit(cache=True, nogil=True, inline="always")
+def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidates, listed, scratch) -> None:
+    """:func:`action_features`, given the pile facts of ``s`` (:func:`core._pile_facts`) and its lowest
+    empty pile (-1: none), as the legal mask leaves them: inlined into the batched step, which has them.
+    ``listed`` >= 0: ``candidates`` starts with that many actions, every move the rules allow from the
+    first move between piles on (the history lists them), so only the actions before those are scanned
+    here; -1: none listed. Entries are written by index (a row view per move cost reference counting)."""
+    cap, piles = sp[SP_CAP], sp[SP_PILES]
+    o_len, o_down, tab = sp[O_LEN], sp[O_DOWN], sp[OB_TAB]
     have_seen = seen.shape[0] > 0
+    whole, autofill = sp[SP_WHOLE] != 0, sp[SP_AUTOFILL] != 0
     flat = out.reshape(-1)
     for k in range(flat.shape[0]):  # one flat loop (a loop per row is many times slower)
         flat[k] = 0
     # The moves to describe, listed without a branch per action (as history.record does).
     found = 0
-    if have_seen:  # two loops: a test of have_seen per action is a branch per action
+    if listed >= 0:  # the earlier kinds: no_revisit never masks them, and no seen flag is set for them
+        found = listed
+        for a in range(sp[A_FIRST + TABLEAU_TO_TABLEAU]):
+            candidates[found] = a
+            found += mask[a] != 0
+    elif have_seen:  # two loops: a test of have_seen per action is a branch per action
         for a in range(sp[SP_N_ACTIONS]):
             candidates[found] = a
             found += (mask[a] | seen[a]) != 0
@@ -280,45 +290,76 @@ def action_features(s, sp, actions, codes, mask, seen, out, scratch, candidates,
         for a in range(sp[SP_N_ACTIONS]):
             candidates[found] = a
             found += mask[a] != 0
-    empty = core._pile_facts(s, sp, facts) if found > 0 else -1
+    ranks = facts[2 * piles : 3 * piles]
     for c in range(found):
         a = candidates[c]
-        row = out[a]
-        was_seen = have_seen and seen[a] != 0
-        target, count = _legal_move(s, sp, actions, a, facts, empty)
         kind, src = actions[a, 0], actions[a, 1]
-        row[0], row[3], row[10] = mask[a] != 0, count, was_seen
+        out[a, 0] = mask[a] != 0
+        if have_seen:
+            out[a, 10] = seen[a] != 0
+        if kind == TABLEAU_TO_TABLEAU:  # most legal moves: their own short path
+            dst = actions[a, 2]
+            n, d = np.int64(s[o_len + src]), np.int64(s[o_down + src])
+            count = n if whole else ranks[dst] - ranks[src]  # core.fitting_count
+            out[a, 1] = codes[tab + src * cap + n - count]
+            out[a, 2] = codes[tab + dst * cap + s[o_len + dst] - 1]
+            out[a, 3], out[a, 4], out[a, 5] = count, FROM_TABLEAU, TO_PILE
+            out[a, 6], out[a, 7], out[a, 9] = src + 1, dst + 1, count == n
+            if n - count == d and d > 0:
+                out[a, 8] = 1  # no pile shows a face-down top: the card under the moved ones turns up
+            elif count == n and autofill:
+                out[a, 8] = _refill_uncovers(s, sp, actions, a, scratch)
+            continue
+        target, count = _legal_move(s, sp, actions, a, facts, empty)
+        out[a, 3] = count
         if kind == DRAW:
-            row[4], row[5] = FROM_STOCK, TO_WASTE
+            out[a, 4], out[a, 5] = FROM_STOCK, TO_WASTE
             continue
         if kind == REDEAL:
-            row[4], row[5] = FROM_WASTE, TO_STOCK
+            out[a, 4], out[a, 5] = FROM_WASTE, TO_STOCK
             continue
         if kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU or kind == WASTE_TO_EMPTY:
-            row[4], row[1] = FROM_WASTE, codes[sp[OB_WASTE] + s[sp[O_NWASTE]] - 1]
+            out[a, 4], out[a, 1] = FROM_WASTE, codes[sp[OB_WASTE] + s[sp[O_NWASTE]] - 1]
         elif kind == RESERVE_TO_FOUNDATION or kind == RESERVE_TO_TABLEAU:
             nr = s[sp[O_NRES]]
-            row[4], row[1] = FROM_RESERVE, codes[sp[OB_RES] + nr - 1]
+            out[a, 4], out[a, 1] = FROM_RESERVE, codes[sp[OB_RES] + nr - 1]
             # No reserve shows a face-down top: the next card turns up when one lies under this one.
-            row[8] = nr >= 2 and s[sp[O_RESDOWN]] >= nr - 1
+            out[a, 8] = nr >= 2 and s[sp[O_RESDOWN]] >= nr - 1
         else:
-            n, d = s[sp[O_LEN] + src], s[sp[O_DOWN] + src]
-            row[4], row[6], row[1] = FROM_TABLEAU, src + 1, codes[sp[OB_TAB] + src * cap + n - count]
-            row[9] = count == n
+            n, d = s[o_len + src], s[o_down + src]
+            out[a, 4], out[a, 6], out[a, 1] = FROM_TABLEAU, src + 1, codes[tab + src * cap + n - count]
+            out[a, 9] = count == n
             if n - count == d and d > 0:
-                row[8] = 1  # no pile shows a face-down top: the card under the moved ones turns up
-            elif count == n and sp[SP_AUTOFILL] != 0:  # the reserve may refill the pile: play it to see
-                for k in range(s.shape[0]):
-                    scratch[k] = s[k]
-                core.apply_action(scratch, sp, actions, a)
-                row[8] = core.hidden_cards(scratch, sp) < core.hidden_cards(s, sp)
-        row[7] = target + 1
+                out[a, 8] = 1  # no pile shows a face-down top: the card under the moved ones turns up
+            elif count == n and autofill:  # the reserve may refill the pile: play it to see
+                out[a, 8] = _refill_uncovers(s, sp, actions, a, scratch)
+        out[a, 7] = target + 1
         if kind == WASTE_TO_FOUNDATION or kind == RESERVE_TO_FOUNDATION or kind == TABLEAU_TO_FOUNDATION:
-            row[5], row[2] = TO_FOUNDATION, codes[sp[OB_FOUND] + target]
+            out[a, 5], out[a, 2] = TO_FOUNDATION, codes[sp[OB_FOUND] + target]
         elif kind == WASTE_TO_EMPTY or kind == TABLEAU_TO_EMPTY:
-            row[5] = TO_EMPTY
+            out[a, 5] = TO_EMPTY
         else:
-            row[5], row[2] = TO_PILE, codes[sp[OB_TAB] + target * cap + s[sp[O_LEN] + target] - 1]
+            out[a, 5], out[a, 2] = TO_PILE, codes[tab + target * cap + s[o_len + target] - 1]
+
+
+@_jit
+def _refill_uncovers(s, sp, actions, a, scratch) -> bool:
+    """Whether emptying a pile by move ``a`` turns a card up (the reserve refills it): played on a copy."""
+    for k in range(s.shape[0]):
+        scratch[k] = s[k]
+    core.apply_action(scratch, sp, actions, a)
+    return core.hidden_cards(scratch, sp) < core.hidden_cards(s, sp)
+
+
+@_jit
+def action_features(s, sp, actions, codes, mask, seen, out, scratch, candidates, facts) -> None:
+    """Write the action features (module doc) of position ``s`` (observation ``codes``) into ``out``.
+    ``mask``: the env's action mask; ``seen[a]``: 1 where a legal move leads to a position seen this
+    episode (the moves ``no_revisit`` masks: legal by the rules though not in ``mask``), or an empty
+    array. ``scratch``: a state array; ``candidates``: int64 work space of ``n_actions``; ``facts``:
+    :func:`core._scratch` work space."""
+    empty = core._pile_facts(s, sp, facts)
+    _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidates, -1, scratch)
 
 
 def _features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles, found, summary, act_out,
@@ -358,6 +399,16 @@ def action_highs(v: Variant) -> np.ndarray:
 
 
 PILES_KEYS = ("cards", "piles", "foundations", "summary")
+_KEEP = 3  # arrays kept for reuse: the caller's last one, and the one before, which it may have let go
+
+
+def _count_refs(arrays: list[np.ndarray], k: int) -> int:
+    return sys.getrefcount(arrays[k])
+
+
+def _unreferenced(arrays: list[np.ndarray], k: int, when_free: int) -> bool:
+    """Whether ``arrays[k]`` has no reference but the list's (a view or an exported buffer holds one)."""
+    return _count_refs(arrays, k) <= when_free
 
 
 class FeatureArrays:
@@ -375,17 +426,39 @@ class FeatureArrays:
         self._none = {k: np.zeros((n,) + tuple(0 for _ in shape), dtype=dtype) for k, (shape, dtype) in
                       self._shapes.items()}
         self._template = template(v)
+        self._handed_out: list[np.ndarray] = []  # the last arrays new_action_features handed out
+        self._refs_when_free = _count_refs([np.empty(0)], 0)  # an array only a list refers to
 
-    def compute(self, states: np.ndarray, codes: np.ndarray, masks: np.ndarray, seen: np.ndarray) -> dict:
+    def new_action_features(self) -> np.ndarray:
+        """An ``(n, n_actions, 11)`` array for the action features, every entry of which the batched step
+        writes: one this object handed out before if nothing else refers to it any more (no caller can
+        see it change), else a new one. A new array of 2.7 MB each step (N = 1024) cost some 300 page
+        faults a step: the allocator gave its pages back to the system in between."""
+        for k in range(len(self._handed_out)):
+            if _unreferenced(self._handed_out, k, self._refs_when_free):
+                return self._handed_out[k]
+        shape, dtype = self._shapes["action_features"]
+        out = np.empty((self.n,) + shape, dtype=dtype)
+        self._handed_out = [out, *self._handed_out[: _KEEP - 1]]
+        return out
+
+    def compute(self, states: np.ndarray, codes: np.ndarray, masks: np.ndarray, seen: np.ndarray,
+                action_features: np.ndarray | None = None) -> dict:
         """The wanted arrays for the positions ``states`` (``(n, state_size)``), with their observation
-        ``codes``, action ``masks`` and the history's ``seen`` flags (``(n, 0)`` when no history is kept)."""
+        ``codes``, action ``masks`` and the history's ``seen`` flags (``(n, 0)`` when no history is kept).
+        ``action_features``: already written for these positions (by the batched step), or ``None``."""
         out = {}
         for key, (shape, dtype) in self._shapes.items():
             wanted = self.actions if key == "action_features" else self.piles
             out[key] = np.empty((self.n,) + shape, dtype=dtype) if wanted else self._none[key]
+        given = action_features is not None
+        if given:
+            out["action_features"] = action_features
         v = self.variant
-        features_batch(states, v.spec, v.actions, codes, masks, seen, self._template, out["cards"], out["piles"],
-                       out["foundations"], out["summary"], out["action_features"], self.piles, self.actions)
+        if self.piles or (self.actions and not given):
+            features_batch(states, v.spec, v.actions, codes, masks, seen, self._template, out["cards"], out["piles"],
+                           out["foundations"], out["summary"], out["action_features"], self.piles,
+                           self.actions and not given)
         return {k: a for k, a in out.items() if (self.actions if k == "action_features" else self.piles)}
 
 

@@ -34,14 +34,21 @@ limit to end the episode. In random play a stretch rarely reaches a few hundred 
 Rank and File and Number Ten, a filter kept with each stretch's keys says on which piles each card
 has lain in the stretch; a move that puts a run onto a pile its bottom card has never lain on leads
 to an unseen position, and its key is never computed (:func:`_tableau_moves_back`).
+
+**The batched step** (:func:`step_batch`) keeps each env's pile hashes between steps
+(:attr:`History.hashes`) and hashes again only the piles the move played changed (every pile after a
+reset); :func:`record`, which is not told the move, hashes every pile.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-from solitaire_env.engine import core
+from solitaire_env.engine import core, features
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
     A_FIRST,
@@ -68,6 +75,7 @@ from solitaire_env.engine.variant import (
     SP_WRAP,
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_TABLEAU,
+    WASTE_TO_EMPTY,
     Variant,
 )
 
@@ -82,8 +90,8 @@ FIRST_SIZE = 64  # slots a stretch starts with
 # Columns of an env's bookkeeping row: positions kept, slots in use, the stretch's progress, whether a
 # position went unrecorded because the stretch was full, where in the row a small table lies, and the
 # stretch's number (slots tagged with another number are empty, so a new stretch empties none).
-M_COUNT, M_SIZE, M_PROGRESS, M_FULL, M_SPREAD, M_GEN = range(6)
-META = 6
+M_COUNT, M_SIZE, M_PROGRESS, M_FULL, M_SPREAD, M_GEN, M_HASHED = range(7)
+META = 7  # M_HASHED: the env's pile hashes (History.hashes) are those of its last position recorded
 KEY_WORDS = 8  # a 512-bit filter per stretch: most keys not kept are rejected without a probe
 # and 512 bits per stretch of which card has lain on which pile (see _tableau_moves_back)
 FILTER_WORDS = 2 * KEY_WORDS
@@ -110,6 +118,23 @@ def check_fits(variant: Variant) -> None:
         raise ValueError(f"{variant.title} is too large for the position key's tables")
 
 
+@intrinsic
+def _prefetch(typingctx, table, row, col):
+    """Start loading ``table[row, col]`` into the cache without waiting for it (``llvm.prefetch``): a
+    table slot is a cache miss, and the work in between can hide it."""
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        idx = [context.cast(builder, args[1], sig.args[1], types.intp),
+               context.cast(builder, args[2], sig.args[2], types.intp)]
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, idx, wraparound=False)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.void(table, row, col), codegen
+
+
 @_inline
 def _mix(x):
     """splitmix64's finaliser: a well-spread 64-bit value from any 64-bit value."""
@@ -124,6 +149,20 @@ def _nonzero(x):
 
 
 # --- keys -----------------------------------------------------------------------------------------
+
+
+@_inline
+def _rehash_pile(codes, sp, work, p) -> None:
+    """:func:`_pile_sums`' two hashes of pile ``p`` alone."""
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    tab = codes[sp[OB_TAB] + p * cap : sp[OB_TAB] + (p + 1) * cap]
+    h = np.uint64(0)
+    for k in range(cap):
+        h += np.uint64(tab[k]) * DEPTH[k]
+    if tab[0] == HIDDEN:
+        h += PILE_SALT[p]
+    work[p] = h
+    work[piles + p] = _mix(h)
 
 
 @_inline
@@ -242,6 +281,17 @@ def _has(small, keys, meta, filt, i, key) -> bool:
 
 
 @_inline
+def _prefetch_slot(small, keys, meta, i, key) -> None:
+    """Start loading the slot where a probe for ``key`` begins (as :func:`_has` finds it)."""
+    size, tag = meta[i, M_SIZE], _tag(meta, i, key)
+    j = np.int64(tag & np.uint64(size - 1))
+    if size <= small.shape[1]:
+        _prefetch(small, i, j)
+    else:
+        _prefetch(keys, i, _offset(keys, meta, i) + j)
+
+
+@_inline
 def _place(small, keys, meta, i, tag) -> None:
     size, gen = meta[i, M_SIZE], np.uint64(meta[i, M_GEN])
     if size <= small.shape[1]:
@@ -308,11 +358,22 @@ def _clear(small, keys, meta, filt, i) -> None:
 
 
 @_inline
-def _scan_tableau(s, codes, sp, hw):
+def _scan_tableau(s, codes, sp, hw, all_piles, src, dst):
     """:func:`_pile_sums` (``hw``: uint64 of ``2 * piles``) and what the child keys need besides:
-    returns (the sum of the mixed pile hashes, the lowest empty pile or -1, face-down cards on the table)."""
+    returns (the sum of the mixed pile hashes, the lowest empty pile or -1, face-down cards on the table).
+    Unless ``all_piles``, ``hw`` holds the hashes of a position that differs from this one in piles
+    ``src`` and ``dst`` (-1: none) at most, and only those are hashed again."""
     piles = sp[SP_PILES]
-    total = _pile_sums(codes, sp, hw)
+    if all_piles:
+        total = _pile_sums(codes, sp, hw)
+    else:
+        if src >= 0:
+            _rehash_pile(codes, sp, hw, src)
+        if dst >= 0:
+            _rehash_pile(codes, sp, hw, dst)
+        total = np.uint64(0)
+        for p in range(piles):
+            total += hw[piles + p]
     lens, downs = s[sp[O_LEN] : sp[O_LEN] + piles], s[sp[O_DOWN] : sp[O_DOWN] + piles]
     hidden = np.int64(s[sp[O_RESDOWN]])
     for p in range(piles):
@@ -393,7 +454,9 @@ def _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisi
 # cards (B's linear hash, its face-down number included) in the top run of a recorded position. The
 # filter's last words keep those pairs, hashed, for every top-run card of every position recorded in
 # the stretch; a move whose pair is not there cannot lead back, so its key is never computed. Random
-# play under no_revisit then keys four moves a position instead of ten. (Games where runs wrap, only
+# play under no_revisit then keys four moves a position instead of ten. Within a stretch a move changes
+# two piles at most, and the pairs of the others are already there: only the changed piles' pairs are
+# added (all piles' at a stretch's first position), which keeps the same set. (Games where runs wrap, only
 # whole piles move or emptied piles refill take the general path.)
 
 
@@ -405,22 +468,39 @@ def _pair_bit(x, under):
 
 
 @_inline
+def _add_pairs(s, codes, sp, facts, filt, i, hw, p) -> None:
+    """The pairs of pile ``p``: every top-run card lies on the rest of its pile."""
+    cap = sp[SP_CAP]
+    pile = sp[OB_TAB] + p * cap
+    n, part = np.int64(s[sp[O_LEN] + p]), np.uint64(0)
+    for k in range(1, facts[sp[SP_PILES] + p] + 1):
+        x = codes[pile + n - k]
+        part += np.uint64(x) * DEPTH[n - k]
+        word, bit = _pair_bit(x, hw[p] - part)
+        filt[i, word] |= bit
+
+
+@_inline
 def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts, hw, candidates, total,
-                        empty, seen, want_seen, no_revisit) -> int:
-    """Record this position's pairs (above), then flag or mask the legal moves between piles and into
-    an empty pile that lead to a kept position; returns how many it took out of ``mask`` (the rules'
-    mask on entry). ``facts``, ``hw``, ``total``, ``empty``: as in :func:`_record`."""
+                        empty, seen, want_seen, no_revisit, all_pairs, src, dst, key, spare, pending):
+    """Record this position's pairs (above: all piles' if ``all_pairs``, else those of piles ``src`` and
+    ``dst``, -1 for none) and its ``key``, then flag or mask the legal moves between piles and into an
+    empty pile that lead to a kept position; returns (whether ``key`` was kept already, how many moves it
+    took out of ``mask``, the rules' mask on entry, and how many legal moves it listed in ``candidates``).
+    The keys to probe are computed first (into ``pending``, uint64 of ``2 * n_actions``) and their slots
+    prefetched, then probed after the key is kept: the misses overlap instead of following each other.
+    ``facts``, ``hw``, ``total``, ``empty``, ``spare``: as in :func:`_record`."""
     piles, cap = sp[SP_PILES], sp[SP_CAP]
     tab = sp[OB_TAB]
     first_tt, first_te = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[A_FIRST + TABLEAU_TO_EMPTY]
-    runs = facts[piles : 2 * piles]
-    for src in range(piles):  # every top-run card lies on the rest of its pile
-        n, part = np.int64(s[sp[O_LEN] + src]), np.uint64(0)
-        for k in range(1, runs[src] + 1):
-            x = codes[tab + src * cap + n - k]
-            part += np.uint64(x) * DEPTH[n - k]
-            word, bit = _pair_bit(x, hw[src] - part)
-            filt[i, word] |= bit
+    if all_pairs:
+        for p in range(piles):
+            _add_pairs(s, codes, sp, facts, filt, i, hw, p)
+    else:
+        if src >= 0:
+            _add_pairs(s, codes, sp, facts, filt, i, hw, src)
+        if dst >= 0:
+            _add_pairs(s, codes, sp, facts, filt, i, hw, dst)
     # The legal moves, listed without a branch per action (which are legal is unpredictable); the
     # moves into an empty pile come last in the table.
     last = sp[SP_N_ACTIONS] if empty >= 0 and first_te >= 0 else (first_te if first_te >= 0 else sp[SP_N_ACTIONS])
@@ -428,52 +508,76 @@ def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i,
     for a in range(first_tt, last):
         candidates[found] = a
         found += mask[a] != 0
-    taken = 0
     ranks = facts[2 * piles : 3 * piles]
+    n_pending = 0
     for c in range(found):
         a = candidates[c]
-        src = actions[a, 1]
+        fro = actions[a, 1]
         if first_te >= 0 and a >= first_te:
-            dst, k = empty, actions[a, 3]
+            to, k = empty, actions[a, 3]
         else:
-            dst = actions[a, 2]
-            k = ranks[dst] - ranks[src]  # core.fitting_count
-        n, d = np.int64(s[sp[O_LEN] + src]), np.int64(s[sp[O_DOWN] + src])
+            to = actions[a, 2]
+            k = ranks[to] - ranks[fro]  # core.fitting_count
+        n, d = np.int64(s[sp[O_LEN] + fro]), np.int64(s[sp[O_DOWN] + fro])
         if n - k == d and d > 0:
             continue  # the card under them turns up: the progress changes
-        word, bit = _pair_bit(codes[tab + src * cap + n - k], hw[dst])  # (an empty pile's hash is 0)
+        word, bit = _pair_bit(codes[tab + fro * cap + n - k], hw[to])  # (an empty pile's hash is 0)
         if filt[i, word] & bit != 0:
-            child = _moved_key(s, codes, sp, src, dst, k, hw, total)
-            taken += _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisit)
-    return taken
+            child = _moved_key(s, codes, sp, fro, to, k, hw, total)
+            word, bit = _filter_bit(child)
+            if filt[i, word] & bit != 0 or child == key:  # else _has answers without a probe (key: kept below)
+                _prefetch_slot(small, keys, meta, i, child)
+                pending[2 * n_pending], pending[2 * n_pending + 1] = child, np.uint64(a)
+                n_pending += 1
+    was_seen = _has(small, keys, meta, filt, i, key)
+    if not was_seen:
+        _insert(small, keys, meta, filt, i, key, spare)
+    taken = 0
+    for c in range(n_pending):
+        taken += _mark(small, keys, meta, filt, i, np.int64(pending[2 * c + 1]), pending[2 * c], mask, seen,
+                       want_seen, no_revisit)
+    return was_seen, taken, found
 
 
 @_inline
 def _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, facts, hw,
-            scratch, scratch_codes, candidates, spare, seen):
+            scratch, scratch_codes, candidates, spare, pending, seen, rehash, src, dst):
     """:func:`record`, inlined into the batched kernel (a call passing this many arrays cost more than
     much of its work). ``facts``: :func:`core._pile_facts` of ``s``, which :func:`core._legal_mask` leaves
-    in its work space."""
-    total, empty, hidden = _scan_tableau(s, codes, sp, hw)
+    in its work space. ``hw``: env ``i``'s pile hashes; unless ``rehash``, ``clear`` or the row was never
+    hashed, those of the last position recorded, from which only piles ``src`` and ``dst`` (-1: none)
+    may differ. Returns (whether ``s`` had been seen, moves left in ``mask``, the lowest empty pile, and
+    how many moves ``candidates`` lists: the legal moves between piles and into an empty pile, or -1 when
+    none were listed)."""
+    all_piles = rehash or clear or meta[i, M_HASHED] == 0
+    total, empty, hidden = _scan_tableau(s, codes, sp, hw, all_piles, src, dst)
+    meta[i, M_HASHED] = 1
     key = _nonzero(total)
     prog = _progress_with(s, sp, hidden)
-    if clear or meta[i, M_SIZE] == 0 or prog != meta[i, M_PROGRESS]:
+    new_stretch = clear or meta[i, M_SIZE] == 0 or prog != meta[i, M_PROGRESS]
+    if new_stretch:
         _clear(small, keys, meta, filt, i)
         meta[i, M_PROGRESS] = prog
-    was_seen = _has(small, keys, meta, filt, i, key)
-    if not was_seen:
-        _insert(small, keys, meta, filt, i, key, spare)
+    _prefetch_slot(small, keys, meta, i, key)  # probed below, after the pairs and the moves' keys
     want_seen = seen.shape[0] > 0
     for a in range(seen.shape[0]):
         seen[a] = 0
-    if (no_revisit or want_seen) and n_legal > 0:
+    listed = -1
+    filtered = sp[SP_WHOLE] == 0 and sp[SP_AUTOFILL] == 0 and sp[SP_WRAP] == 0  # (see _tableau_moves_back)
+    if (no_revisit or want_seen) and n_legal > 0 and filtered:
+        was_seen, taken, listed = _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts,
+                                                      hw, candidates, total, empty, seen, want_seen, no_revisit,
+                                                      new_stretch or all_piles, src, dst, key, spare, pending)
+        return was_seen, n_legal - taken, empty, listed
+    was_seen = _has(small, keys, meta, filt, i, key)
+    if not was_seen:
+        _insert(small, keys, meta, filt, i, key, spare)
+    if (no_revisit or want_seen) and n_legal == 0:
+        listed = 0
+    elif no_revisit or want_seen:
         first, last = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[SP_N_ACTIONS]
         if empty < 0 and sp[A_FIRST + TABLEAU_TO_EMPTY] >= 0:
             last = sp[A_FIRST + TABLEAU_TO_EMPTY]  # with no empty pile, no move into one
-        if sp[SP_WHOLE] == 0 and sp[SP_AUTOFILL] == 0 and sp[SP_WRAP] == 0:
-            n_legal -= _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts, hw,
-                                           candidates, total, empty, seen, want_seen, no_revisit)
-            first = last  # every tableau move is done
         # The other legal tableau moves (their kinds come last in the table, moves into an empty pile
         # last of all), listed without a branch per action: which actions are legal is unpredictable,
         # and mispredictions cost more than the list.
@@ -485,39 +589,45 @@ def _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, cl
             a = candidates[c]
             child = _child_key(s, codes, sp, actions, a, hw, total, prog, empty, scratch, scratch_codes)
             n_legal -= _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisit)
-    return was_seen, n_legal
+        listed = found
+    return was_seen, n_legal, empty, listed
 
 
 @_jit
-def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, facts, hw,
-           scratch, scratch_codes, candidates, spare, seen):
+def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, hashes, i, clear, no_revisit, facts,
+           scratch, scratch_codes, candidates, spare, pending, seen):
     """Record position ``s`` (observation ``codes``) in the table of env ``i`` (row ``i`` of the
     :class:`History` arrays) and, with ``no_revisit``, take out of ``mask`` every legal move to a
     position the table holds. ``mask``: the rules' legal moves in ``s``. ``clear``: a new episode starts
     here. Returns (whether ``s`` had been seen, moves left in ``mask``). ``facts`` .. ``spare``:
-    :func:`work_space` (separate arrays: unpacking a tuple of arrays costs reference counting).
+    :func:`work_space` (separate arrays: unpacking a tuple of arrays costs reference counting; its
+    pile hashes are not used: every pile is hashed into ``hashes[i]``, as no move is known).
     ``seen``: int8 of ``n_actions`` to get a 1 for each legal move to a position the table holds
     (whether masked or not), or an empty array."""
     core._pile_facts(s, sp, facts)
-    return _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, facts, hw,
-                   scratch, scratch_codes, candidates, spare, seen)
+    was_seen, left, _, _ = _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit,
+                                facts, hashes[i], scratch, scratch_codes, candidates, spare, pending, seen, True,
+                                   -1, -1)
+    return was_seen, left
 
 
 @_jit
 def work_space(sp):
     """:func:`record`'s work space: pile facts, pile hashes, a state and an observation
-    to play moves on, the list of legal moves, and room to move a table's keys when it grows."""
+    to play moves on, the list of legal moves, room to move a table's keys when it grows, and the keys
+    to probe with their moves."""
     return (core._scratch(sp), np.empty(2 * sp[SP_PILES], dtype=np.uint64),
             np.empty(sp[SP_STATE_SIZE], dtype=np.int8), np.empty(sp[OB_SIZE], dtype=np.int16),
-            np.empty(sp[SP_N_ACTIONS], dtype=np.int64), np.empty(SLOTS // 2, dtype=np.uint64))
+            np.empty(sp[SP_N_ACTIONS], dtype=np.int64), np.empty(SLOTS // 2, dtype=np.uint64),
+            np.empty(2 * sp[SP_N_ACTIONS], dtype=np.uint64))
 
 
 @_jit
 def child_keys(s, codes, sp, actions, mask, out) -> None:
     """``out[a]``: what :func:`record` compares for each legal action ``a``: the :func:`tableau_key` of
     the position it leads to, or 0 where that position's progress differs (for tests)."""
-    _, hw, scratch, scratch_codes, _, _ = work_space(sp)
-    total, empty, hidden = _scan_tableau(s, codes, sp, hw)
+    _, hw, scratch, scratch_codes, _, _, _ = work_space(sp)
+    total, empty, hidden = _scan_tableau(s, codes, sp, hw, True, -1, -1)
     prog = _progress_with(s, sp, hidden)
     for a in range(sp[SP_N_ACTIONS]):
         out[a] = np.uint64(0)
@@ -528,45 +638,73 @@ def child_keys(s, codes, sp, actions, mask, out) -> None:
 # --- many games at once ---------------------------------------------------------------------------
 
 
+@_inline
+def _piles_moved(s, sp, actions, a):
+    """The tableau piles action ``a`` may change, as (source, target), -1 for none: read before the move
+    (a move into an empty pile goes to the lowest one). A refill from the reserve lands on the source."""
+    if a < 0:
+        return -1, -1
+    kind, src, dst = actions[a, 0], actions[a, 1], actions[a, 2]
+    if kind == TABLEAU_TO_EMPTY or kind == WASTE_TO_EMPTY:
+        dst = -1
+        for p in range(sp[SP_PILES]):
+            if s[sp[O_LEN] + p] == 0:
+                dst = p
+                break
+    return src, dst
+
+
 def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta,
-                filt, revisit, n_rules, seen, no_revisit) -> None:
-    """:func:`core.step_batch`, then :func:`record` for each game (``clear``: its episode starts here)."""
-    facts, hw, scratch, scratch_codes, candidates, spare = work_space(sp)
+                filt, hashes, revisit, n_rules, seen, no_revisit, act_out) -> None:
+    """:func:`core.step_batch`, then :func:`record` for each game (``clear``: its episode starts here),
+    and its action features into ``act_out[i]`` when ``act_out`` has rows (one pass over the envs: their
+    arrays are still in cache). The pile hashes of ``hashes[i]`` are kept from step to step: only the
+    piles the move changed are hashed again."""
+    facts, _, scratch, scratch_codes, candidates, spare, pending = work_space(sp)
+    want_actions = act_out.shape[1] > 0
     for i in range(states.shape[0]):
         s, mask, codes = states[i], masks[i], obs[i]
+        src, dst = _piles_moved(s, sp, actions, acts[i])
         g, r, nl, f = core._step_one_work(s, sp, actions, acts[i], mask, codes, facts)
         gained[i], revealed[i], found[i], n_rules[i] = g, r, f, nl
-        revisit[i], n_legal[i] = _record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i, clear[i],
-                                         no_revisit, facts, hw, scratch, scratch_codes, candidates, spare,
-                                         seen[i])
+        was_seen, left, empty, listed = _record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i,
+                                                clear[i], no_revisit, facts, hashes[i], scratch, scratch_codes,
+                                                candidates, spare, pending, seen[i], False, src, dst)
+        revisit[i], n_legal[i] = was_seen, left
+        if want_actions:  # (the moves between piles _record listed are not listed again)
+            features._action_rows(s, sp, actions, codes, mask, seen[i], act_out[i], facts, empty, candidates,
+                                  listed, scratch)
 
 
 step_batch_serial = _jit(_step_batch)
 
 
 def step_batch_parallel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys,
-                        meta, filt, revisit, n_rules, seen, no_revisit) -> None:
+                        meta, filt, hashes, revisit, n_rules, seen, no_revisit, act_out) -> None:
     core._in_chunks(step_batch_serial,
                     (states, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta, filt,
-                     revisit, n_rules, seen),
-                    (sp, actions, no_revisit), lambda b, s: (b[0], s[0], s[1], *b[1:], s[2]))
+                     hashes, revisit, n_rules, seen, act_out),
+                    (sp, actions, no_revisit), lambda b, s: (b[0], s[0], s[1], *b[1:17], s[2], b[17]))
 
 
 def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta,
-               filt, revisit, n_rules, seen, no_revisit) -> None:
+               filt, hashes, revisit, n_rules, seen, no_revisit, act_out) -> None:
     """Step every game (``acts[i] < 0``: no move), then record its position: :func:`core.step_batch` with
-    the history, in threads for large batches. ``seen``: ``(N, n_actions)`` for :func:`record`'s flags,
-    or ``(N, 0)``."""
+    the history, in threads for large batches. ``hashes``: :attr:`History.hashes`. ``seen``:
+    ``(N, n_actions)`` for :func:`record`'s flags, or ``(N, 0)``. ``act_out``: ``(N, n_actions, 11)``
+    for the action features (:mod:`solitaire_env.engine.features`), or ``(N, 0, 0)``."""
     kernel = step_batch_parallel if len(states) >= core.PARALLEL_MIN_BATCH else step_batch_serial
     kernel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta, filt,
-           revisit, n_rules, seen, no_revisit)
+           hashes, revisit, n_rules, seen, no_revisit, act_out)
 
 
 class History:
     """The tables of ``n`` envs, for :func:`step_batch` or one env at a time (:meth:`record`).
 
-    Memory: ``8 * (SLOTS + FIRST_SIZE)`` bytes an env (32.5 KiB) and 176 more, allocated zeroed, so
-    the pages of big rows no stretch grew into cost nothing until used.
+    Memory: ``8 * (SLOTS + FIRST_SIZE)`` bytes an env (32.5 KiB) and ``8 * (META + FILTER_WORDS)
+    + 16 * piles`` more (344 for Rank and File), allocated zeroed, so the pages of big rows no stretch
+    grew into cost nothing until used. ``hashes``: each env's pile hashes (as :func:`_pile_sums`
+    leaves them), kept between steps.
     """
 
     def __init__(self, variant: Variant, n: int) -> None:
@@ -577,6 +715,7 @@ class History:
         self.meta = np.zeros((n, META), dtype=np.int64)
         self.meta[:, M_SPREAD] = np.arange(n)
         self.filt = np.zeros((n, FILTER_WORDS), dtype=np.uint64)
+        self.hashes = np.zeros((n, 2 * variant.piles), dtype=np.uint64)
         self._work = work_space(variant.spec)
         self._no_seen = np.zeros(0, dtype=np.int8)
 
@@ -584,13 +723,15 @@ class History:
                no_revisit: bool, seen: np.ndarray | None = None) -> tuple[bool, int]:
         """:func:`record` for env ``i``: (whether ``state`` had been seen, legal moves left in ``mask``)."""
         v = self.variant
+        facts, _, scratch, scratch_codes, candidates, spare, pending = self._work
         was_seen, left = record(state, codes, v.spec, v.actions, mask, n_legal, self.small, self.keys, self.meta,
-                                self.filt, i, clear, no_revisit, *self._work, self._no_seen if seen is None else seen)
+                                self.filt, self.hashes, i, clear, no_revisit, facts, scratch, scratch_codes, candidates,
+                                spare, pending, self._no_seen if seen is None else seen)
         return bool(was_seen), int(left)
 
     @property
     def nbytes(self) -> int:
-        return self.small.nbytes + self.keys.nbytes + self.meta.nbytes + self.filt.nbytes
+        return self.small.nbytes + self.keys.nbytes + self.meta.nbytes + self.filt.nbytes + self.hashes.nbytes
 
 
 drop_stale_cache(__name__)

@@ -11,9 +11,11 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from solitaire_env.engine.cards import RANKS, card_from_str, card_to_str
 from solitaire_env.engine.games import get_variant
+from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
     O_BASE,
     O_DOWN,
@@ -54,7 +56,11 @@ def shuffled_deck(decks: int, seed: int) -> list[int]:
     """
     deck = [card for _ in range(decks) for card in range(52)]
     bits = np.random.PCG64(seed)
-    raw = iter(int(x) for x in bits.random_raw(len(deck)))
+    first = bits.random_raw(len(deck))
+    fast = np.array(deck, dtype=np.int64)
+    if _shuffle(fast, first):  # compiled: a Python loop took most of a deal's time
+        return fast.tolist()
+    raw = iter(int(x) for x in first)  # a draw to reject (about one deal in 10**17): as written here
     for i in range(len(deck) - 1, 0, -1):
         bound = i + 1
         limit = (1 << 64) - (1 << 64) % bound  # reject the uneven tail: no modulo bias
@@ -64,6 +70,23 @@ def shuffled_deck(decks: int, seed: int) -> list[int]:
         j = r % bound
         deck[i], deck[j] = deck[j], deck[i]
     return deck
+
+
+@njit(cache=True, nogil=True)
+def _shuffle(deck, raw) -> bool:
+    """:func:`shuffled_deck`'s loop over ``deck`` with the draws ``raw``, compiled; ``False`` (and
+    ``deck`` part shuffled) where a draw falls in the tail it rejects, which needs further draws."""
+    k = 0
+    for i in range(deck.shape[0] - 1, 0, -1):
+        bound = np.uint64(i + 1)
+        tail = (np.uint64(0) - bound) % bound  # 2**64 % bound: the draws from 2**64 - tail on are rejected
+        r = raw[k]
+        k += 1
+        if tail != 0 and r >= np.uint64(0) - tail:
+            return False
+        j = np.int64(r % bound)
+        deck[i], deck[j] = deck[j], deck[i]
+    return True
 
 
 def deal(variant: Variant | str, seed: int) -> np.ndarray:
@@ -276,3 +299,6 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
         raise ValueError(f"reserve holds {len(reserve[0])} cards; {v.title} deals {v.reserve} there")
     return v, build(v, tableau, foundations, stock, waste, reserve, redeals, base)
 
+
+# The compiled shuffle's cache is dropped with the others' when a rules source changes.
+drop_stale_cache(__name__)

@@ -20,7 +20,8 @@ like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
 * ``info["action_mask"]`` is ``(N, n)`` ``int8``; ``info`` also holds ``foundation_cards``,
   ``is_won`` and ``illegal_action`` arrays, and with ``track_revisits`` / ``no_revisit`` (see the
   single env) ``revisit`` / ``stuck``; each sub-env keeps its episode's positions in
-  :class:`solitaire_env.engine.history.History`, recorded in the same compiled pass as the step.
+  :class:`solitaire_env.engine.history.History`, recorded in the same compiled pass as the step (which
+  also writes the action features).
 * ``action_space`` is a ``MultiDiscrete`` whose ``sample(mask=info["action_mask"])`` takes the
   ``(N, n)`` mask as it comes (Gymnasium's own ``MultiDiscrete`` wants a tuple of rows).
 * ``codes`` and ``masks`` (read them, do not write): the default ``codes`` observation and the action
@@ -130,6 +131,8 @@ class SolitaireVectorEnv(VectorEnv):
         self.seen = np.zeros((n, v.n_actions if action_features else 0), dtype=np.int8)  # moves back, for features
         self._features = (features.FeatureArrays(v, n, obs_mode == "piles", self.action_features)
                           if obs_mode == "piles" or self.action_features else None)
+        self._no_action_features = np.zeros((n, 0, 0), dtype=np.int8)
+        self._action_features = self._no_action_features  # the last step's, written by the compiled step
         self._positions: list[int | None] = [None] * n  # in an ordered deal set: each sub-env's last deal
         self._row_starts = np.arange(n, dtype=np.int64) * v.n_actions  # sub-env i's mask in masks.reshape(-1)
         self._rngs: list[np.random.Generator] | None = None
@@ -261,7 +264,7 @@ class SolitaireVectorEnv(VectorEnv):
                     self.seen[i] if self.action_features else None)
         self.steps[indices] = 0
         self.prev_done[indices] = False
-        return self._observe(self.codes.copy(), {})
+        return self._observe(self.codes.copy(), {}, stepped=False)
 
     def get_state(self, i: int) -> dict:
         from solitaire_env.engine.state import to_json
@@ -338,18 +341,23 @@ class SolitaireVectorEnv(VectorEnv):
         return states, which
 
     def _step_history(self, acts: np.ndarray, clear: np.ndarray) -> None:
-        """The compiled step with each sub-env's history (``clear``: its episode starts here)."""
+        """The compiled step with each sub-env's history (``clear``: its episode starts here), which also
+        writes the action features when they are wanted (fresh each step: the caller owns them)."""
         v, h = self.variant, self.history
+        self._action_features = (self._features.new_action_features() if self.action_features
+                                 else self._no_action_features)
         history.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained, self.revealed,
-                           self.n_legal, self.found, clear, h.small, h.keys, h.meta, h.filt, self.revisit,
-                           self.n_rules, self.seen, self.no_revisit)
+                           self.n_legal, self.found, clear, h.small, h.keys, h.meta, h.filt, h.hashes, self.revisit,
+                           self.n_rules, self.seen, self.no_revisit, self._action_features)
 
-    def _observe(self, codes: np.ndarray, info: dict) -> Any:
+    def _observe(self, codes: np.ndarray, info: dict, stepped: bool = True) -> Any:
         """The observation of every sub-env (``codes``: the caller's copy); the action features go into
-        it when it is a ``Dict``, else into ``info``."""
+        it when it is a ``Dict``, else into ``info``. ``stepped``: the action features are those
+        :meth:`_step_history` wrote for the current positions."""
         computed = None
         if self._features is not None:
-            computed = self._features.compute(self.states, self.codes, self.masks, self.seen)
+            given = self._action_features if stepped and self.action_features else None
+            computed = self._features.compute(self.states, self.codes, self.masks, self.seen, given)
             if self.action_features and self.obs_mode not in DICT_MODES:
                 info["action_features"] = computed["action_features"]
         return self._encoder(codes, self.masks, computed)
