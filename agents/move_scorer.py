@@ -33,11 +33,11 @@ from typing import Any
 
 import gymnasium as gym
 import torch
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from solitaire_env.engine import features as F
+from solitaire_env.envs.sb3 import FastMaskablePolicy
 
 # Card tokens: 1-52 a card seen (the observation's code), 53 + state for a slot without one.
 N_TOKENS = 53 + 4
@@ -158,7 +158,7 @@ class _Split(nn.Module):
         return self.value(features[:, self.n_actions:])
 
 
-class MoveScorerPolicy(MaskableActorCriticPolicy):
+class MoveScorerPolicy(FastMaskablePolicy):
     """MaskablePPO policy over :class:`MoveScorer` (the module docstring). ``policy_kwargs``: ``dim``
     (place and context vectors, 64) and ``hidden`` (the MLPs' width, 128)."""
 

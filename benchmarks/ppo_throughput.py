@@ -1,13 +1,16 @@
-"""MaskablePPO's environment steps per second on Rainbow, with and without the update's speed-ups
+"""MaskablePPO's environment steps per second on Rainbow, with and without the speed-ups
 (docs/results.md, "Training throughput").
 
     python benchmarks/ppo_throughput.py [REPS]
 
-``CardCodesPolicy`` on ``configs/rainbow.yaml`` four ways (the embedding's ``skip_empty`` off or on,
-Adam's fused kernel off or on; 16,384 steps after 4,096 to warm up), then ``MoveScorerPolicy`` on
-``configs/ablations/rainbow_no_teacher.yaml`` (8,192 after 4,096), one torch thread, ``REPS`` rounds
-(default 2), the variants alternating within a round. Run it on a quiet machine: other work on the
-cores changes these figures far more than the variants do.
+``CardCodesPolicy`` on ``configs/rainbow.yaml`` (16,384 steps after 4,096 to warm up) in four
+variants: as it first was (the embedding's ``skip_empty`` off, Adam's foreach kernel, sb3-contrib's
+``forward`` and ``evaluate_actions``), with the update's speed-ups but sb3-contrib's passes, today's
+defaults on one torch thread, and the defaults with PPO's update on two threads (``update_threads:
+2``). Then ``MoveScorerPolicy`` on ``configs/ablations/rainbow_no_teacher.yaml`` (8,192 after 4,096),
+on one thread and with two update threads. ``REPS`` rounds (default 2), the variants alternating
+within a round. Run it on a quiet machine: other work on the cores changes these figures far more
+than the variants do.
 """
 
 from __future__ import annotations
@@ -18,20 +21,24 @@ import time
 from typing import Any
 
 import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 import solitaire_env  # noqa: F401  (registers the ids)
-from solitaire_env.envs.sb3 import make_sb3_vec_env
+from solitaire_env.envs.sb3 import FastMaskablePolicy, UpdateThreads, make_sb3_vec_env
 from solitaire_env.tools.training import build_model, load_config
 
-CARD_CODES = {  # name: (features_extractor_kwargs, optimizer_kwargs); None: the policy's defaults
-    "dense lookups, foreach Adam": ({"skip_empty": False}, {"fused": False}),
-    "fused Adam only": ({"skip_empty": False}, None),
-    "skip_empty only": ({"skip_empty": True}, {"fused": False}),
-    "both (the defaults)": (None, None),
+# name: (features_extractor_kwargs, optimizer_kwargs, sb3-contrib's passes, update threads); None: defaults
+CARD_CODES: dict[str, tuple[dict | None, dict | None, bool, int]] = {
+    "as first built": ({"skip_empty": False}, {"fused": False}, True, 1),
+    "update speed-ups, sb3-contrib passes": (None, None, True, 1),
+    "defaults, 1 thread": (None, None, False, 1),
+    "defaults, 2 update threads": (None, None, False, 2),
 }
+SCORER = {"defaults, 1 thread": 1, "defaults, 2 update threads": 2}
 
 
-def steps_per_second(path: str, steps: int, extractor: dict | None = None, optimizer: dict | None = None) -> float:
+def steps_per_second(path: str, steps: int, extractor: dict | None = None, optimizer: dict | None = None,
+                     parent_passes: bool = False, update_threads: int = 1) -> float:
     config = load_config(path)
     torch.set_num_threads(1)
     kwargs: dict[str, Any] = config.policy_kwargs
@@ -40,23 +47,32 @@ def steps_per_second(path: str, steps: int, extractor: dict | None = None, optim
     if optimizer is not None:
         kwargs["optimizer_kwargs"] = optimizer
     venv = make_sb3_vec_env(config.env_id, n_envs=config.n_envs, seed=0, deals=config.deals, **config.env_kwargs)
-    model = build_model(config, venv)
-    model.learn(4096)
-    start = time.perf_counter()
-    model.learn(steps, reset_num_timesteps=False)
-    venv.close()
-    return steps / (time.perf_counter() - start)
+    saved = FastMaskablePolicy.forward, FastMaskablePolicy.evaluate_actions
+    if parent_passes:  # sb3-contrib's forward and evaluate_actions, through torch.distributions
+        FastMaskablePolicy.forward = MaskableActorCriticPolicy.forward  # type: ignore[method-assign]
+        FastMaskablePolicy.evaluate_actions = MaskableActorCriticPolicy.evaluate_actions  # type: ignore[method-assign]
+    try:
+        model = build_model(config, venv)
+        model.learn(4096, callback=UpdateThreads(update_threads))
+        start = time.perf_counter()
+        model.learn(steps, reset_num_timesteps=False, callback=UpdateThreads(update_threads))
+        rate = steps / (time.perf_counter() - start)
+    finally:
+        FastMaskablePolicy.forward, FastMaskablePolicy.evaluate_actions = saved  # type: ignore[method-assign]
+        venv.close()
+    return rate
 
 
 def main() -> None:
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     out: dict[str, list[int]] = {}
     for _ in range(reps):
-        for name, (extractor, optimizer) in CARD_CODES.items():
-            rate = steps_per_second("configs/rainbow.yaml", 16_384, extractor, optimizer)
+        for name, (extractor, optimizer, parent, threads) in CARD_CODES.items():
+            rate = steps_per_second("configs/rainbow.yaml", 16_384, extractor, optimizer, parent, threads)
             out.setdefault(f"CardCodesPolicy, {name}", []).append(round(rate))
-        rate = steps_per_second("configs/ablations/rainbow_no_teacher.yaml", 8192)
-        out.setdefault("MoveScorerPolicy", []).append(round(rate))
+        for name, threads in SCORER.items():
+            rate = steps_per_second("configs/ablations/rainbow_no_teacher.yaml", 8192, update_threads=threads)
+            out.setdefault(f"MoveScorerPolicy, {name}", []).append(round(rate))
         print(json.dumps(out), flush=True)
 
 

@@ -89,6 +89,8 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"policy_kwargs": {"dim": 32}}, "policy_kwargs.dim belongs to MoveScorerPolicy only"),
     ({"policy": "MoveScorerPolicy", "env_kwargs": {"obs_mode": "piles", "action_features": True},
       "policy_kwargs": {"hidden": 0}}, "policy_kwargs.hidden must be a positive integer"),
+    ({"update_threads": 0}, "'update_threads' must be positive, got 0"),
+    ({"update_threads": "2"}, "'update_threads' must be int, got str"),
 ])
 def test_bad_configs_fail_clearly(change, match):
     with pytest.raises(ConfigError, match=match):
@@ -98,7 +100,8 @@ def test_bad_configs_fail_clearly(change, match):
 @pytest.mark.parametrize("change", [{"policy": "MultiInputPolicy", "env_kwargs": {"obs_mode": "dict"}},
                                     {"env_kwargs": {"obs_mode": "onehot"}}, {"deals": "30000:40000"},
                                     {"eval": {"seed": 19_950, "episodes": 50}},
-                                    {"pretrain": {"agent": "search:4x300"}}])
+                                    {"pretrain": {"agent": "search:4x300"}}, {"update_threads": 2},
+                                    {"update_threads": None}])
 def test_good_configs_pass(change):
     parse_config({**BASE, **change})
 
@@ -396,3 +399,80 @@ def test_a_run_starts_from_init_model_and_selects_against_it(tmp_path, monkeypat
     with pytest.raises(ConfigError, match="holds a MoveScorerPolicy policy, the config trains CardCodesPolicy"):
         train(codes, output_dir=tmp_path / "codes", progress=False)
     venv.close()
+
+
+@pytest.mark.parametrize("env_id, policy_name, env_kwargs", [
+    ("Rainbow-v0", "CardCodesPolicy", {}),
+    ("NumberTen-v0", "MoveScorerPolicy", {"obs_mode": "piles", "action_features": True}),
+])
+def test_fast_forward_and_evaluate_actions_are_the_parents_bit_for_bit(env_id, policy_name, env_kwargs):
+    """FastMaskablePolicy's forward and evaluate_actions give sb3-contrib's actions, values,
+    log-probabilities, entropies and gradients exactly, masked or not, sampled or greedy."""
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy as Parent
+
+    from solitaire_env.envs.sb3 import FastMaskablePolicy, make_sb3_vec_env
+    from solitaire_env.tools.training import build_model, parse_config
+
+    config = parse_config({"env_id": env_id, "total_timesteps": 64, "n_envs": 16, "policy": policy_name,
+                           "env_kwargs": env_kwargs, "hyperparams": {"n_steps": 8, "batch_size": 32}})
+    venv = make_sb3_vec_env(env_id, n_envs=16, seed=0, **env_kwargs)
+    policy = build_model(config, venv).policy
+    assert isinstance(policy, FastMaskablePolicy)
+    rng = np.random.default_rng(0)
+    obs = venv.reset()
+    for _ in range(rng.integers(5, 20)):  # positions a few moves into the games
+        masks = np.stack(venv.env_method("action_masks"))
+        obs = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))[0]
+    masks = np.stack(venv.env_method("action_masks"))
+    assert (masks.sum(1) < masks.shape[1]).all()  # the masks do remove moves
+    x = policy.obs_to_tensor(obs)[0]
+    for action_masks in (masks, None):
+        for deterministic in (False, True):
+            torch.manual_seed(7)
+            want = Parent.forward(policy, x, deterministic, action_masks)
+            torch.manual_seed(7)
+            got = policy.forward(x, deterministic, action_masks)
+            for a, b in zip(want, got, strict=True):
+                assert torch.equal(a, b)
+        actions = torch.as_tensor(rng.integers(0, masks.shape[1], len(masks)))
+        if action_masks is not None:
+            actions = torch.as_tensor([rng.choice(np.flatnonzero(m)) for m in masks])
+        grads = []
+        for method in (Parent.evaluate_actions, type(policy).evaluate_actions):
+            policy.zero_grad()
+            values, log_prob, entropy = out = method(policy, x, actions, action_masks)
+            (log_prob.sum() + values.sum() + 0.01 * entropy.sum()).backward()
+            grads.append(([t.detach().clone() for t in out],
+                          [p.grad.clone() for p in policy.parameters() if p.grad is not None]))
+        (want_out, want_grad), (got_out, got_grad) = grads
+        assert len(want_grad) == len(got_grad) > 0
+        for a, b in zip(want_out + want_grad, got_out + got_grad, strict=True):
+            assert torch.equal(a, b)
+    venv.close()
+
+
+def test_update_threads_switches_torch_threads_around_the_update(monkeypatch):
+    """The update runs on update_threads, the rollouts (and what follows training) on torch_threads."""
+    from solitaire_env.envs.sb3 import UpdateThreads, make_sb3_vec_env
+    from solitaire_env.tools.training import build_model, parse_config
+
+    config = parse_config({**TINY, "total_timesteps": 256, "update_threads": 2})
+    venv = make_sb3_vec_env(config.env_id, n_envs=4, seed=0, max_episode_steps=100)
+    model = build_model(config, venv)
+    seen = {"train": set(), "rollout": set()}
+    policy = model.policy  # forward: the rollouts' passes; evaluate_actions: the update's
+    forward, evaluate = policy.forward, policy.evaluate_actions
+    monkeypatch.setattr(policy, "forward",
+                        lambda *a, **k: (seen["rollout"].add(torch.get_num_threads()), forward(*a, **k))[1])
+    monkeypatch.setattr(policy, "evaluate_actions",
+                        lambda *a, **k: (seen["train"].add(torch.get_num_threads()), evaluate(*a, **k))[1])
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        model.learn(256, callback=UpdateThreads(2, 1))
+        assert seen == {"train": {2}, "rollout": {1}}
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValueError, match="positive"):
+        UpdateThreads(0)

@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from torch import nn
@@ -101,6 +102,91 @@ def make_sb3_vec_env(env_id: str, n_envs: int = 8, seed: int | None = None, moni
 
 
 
+class UpdateThreads(BaseCallback):
+    """Torch runs PPO's update on ``update_threads`` threads and the rollouts on ``rollout_threads``.
+
+    The rollouts' forward passes are on a few dozen positions, where extra threads only add
+    hand-over costs; the update's minibatches of about a thousand positions split well over two
+    cores (docs/results.md, "Training throughput"). sb3 calls ``on_rollout_end`` just before the
+    update and ``on_rollout_start`` just after it, so those two hooks switch the count. At the end
+    of training the rollouts' count is set back.
+    """
+
+    def __init__(self, update_threads: int, rollout_threads: int = 1) -> None:
+        super().__init__()
+        if update_threads < 1 or rollout_threads < 1:
+            raise ValueError(f"thread counts must be positive, got {update_threads} and {rollout_threads}")
+        self.update_threads, self.rollout_threads = update_threads, rollout_threads
+
+    def _on_rollout_start(self) -> None:
+        torch.set_num_threads(self.rollout_threads)
+
+    def _on_rollout_end(self) -> None:
+        torch.set_num_threads(self.update_threads)
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_end(self) -> None:
+        torch.set_num_threads(self.rollout_threads)
+
+
+class FastMaskablePolicy(MaskableActorCriticPolicy):
+    """sb3-contrib's ``MaskableActorCriticPolicy`` with ``forward`` and ``evaluate_actions`` done on plain
+    tensors instead of ``torch.distributions`` objects.
+
+    The rollouts call ``forward`` once a step on a batch of a few dozen positions, where building three
+    validated ``Categorical`` objects a step cost about a third of the policy's time. These two methods
+    do sb3-contrib's arithmetic op for op (normalize the logits, mask with -1e8, normalize again;
+    sample with ``torch.multinomial``; entropy zero on masked moves), so actions, log-probabilities,
+    entropies and gradients are bit-identical to the parent's (``tests/test_training.py``) and the
+    same seed trains the same model. ``get_distribution`` and ``predict`` are the parent's.
+    """
+
+    def _latents(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        features = self.extract_features(obs)
+        if self.share_features_extractor:
+            return self.mlp_extractor(features)
+        pi_features, vf_features = features
+        return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
+
+    def _log_probs(self, latent_pi: torch.Tensor, action_masks: Any) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The normalized logits sb3-contrib's ``MaskableCategorical`` ends up holding, and the mask."""
+        if not isinstance(self.action_space, gym.spaces.Discrete):
+            raise TypeError(f"{type(self).__name__} supports Discrete action spaces, got {self.action_space}")
+        raw = self.action_net(latent_pi).view(-1, int(self.action_space.n))
+        logits = raw - raw.logsumexp(dim=-1, keepdim=True)
+        if action_masks is None:  # MaskableCategorical normalizes twice when there is no mask
+            return logits - logits.logsumexp(dim=-1, keepdim=True), None
+        masks = torch.as_tensor(action_masks, dtype=torch.bool, device=logits.device).reshape(logits.shape)
+        logits = torch.where(masks, logits, torch.tensor(-1e8, dtype=logits.dtype, device=logits.device))
+        return logits - logits.logsumexp(dim=-1, keepdim=True), masks
+
+    def forward(self, obs: torch.Tensor, deterministic: bool = False,
+                action_masks: np.ndarray | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        latent_pi, latent_vf = self._latents(obs)
+        values = self.value_net(latent_vf)
+        logits, _ = self._log_probs(latent_pi, action_masks)
+        probs = torch.softmax(logits, dim=-1)
+        actions = probs.argmax(dim=1) if deterministic else torch.multinomial(probs, 1, True).T.reshape(-1)
+        log_prob = logits.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+        return actions.reshape((-1, *self.action_space.shape)), values, log_prob
+
+    def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor,
+                         action_masks: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        latent_pi, latent_vf = self._latents(obs)
+        logits, masks = self._log_probs(latent_pi, action_masks)
+        index, log_pmf = torch.broadcast_tensors(actions.long().unsqueeze(-1), logits)
+        log_prob = log_pmf.gather(-1, index[..., :1]).squeeze(-1)
+        values = self.value_net(latent_vf)
+        probs = torch.softmax(logits, dim=-1)
+        if masks is None:
+            p_log_p = torch.clamp(logits, min=torch.finfo(logits.dtype).min) * probs
+        else:
+            p_log_p = torch.where(masks, logits * probs, torch.tensor(0.0, device=logits.device))
+        return values, log_prob, -p_log_p.sum(-1)
+
+
 class CardEmbedding(BaseFeaturesExtractor):
     """One-hot of every observation entry times a weight matrix, done as an embedding-bag lookup.
 
@@ -141,7 +227,7 @@ class CardEmbedding(BaseFeaturesExtractor):
         return torch.relu(self.embed(index, starts) + self.bias)
 
 
-class CardCodesPolicy(MaskableActorCriticPolicy):
+class CardCodesPolicy(FastMaskablePolicy):
     """MaskablePPO policy for the default ``codes`` observation, with :class:`CardEmbedding` first.
 
     The policy sees the observation as a plain ``Box`` of codes so SB3 does not one-hot it;

@@ -131,6 +131,9 @@ class TrainConfig:
     # One thread: these networks are small, and torch's spin-waiting threads collapse (10x slower
     # measured) when the env or anything else shares the cores.
     torch_threads: int = 1
+    # Threads for PPO's update alone (None: torch_threads); the rollouts keep torch_threads. Two
+    # threads speed up the update on an otherwise idle 2-core machine (docs/results.md).
+    update_threads: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -140,7 +143,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "env_id": (str,), "total_timesteps": (int,), "n_envs": (int,), "seed": (int,), "deals": (str,), "policy": (str,),
     "policy_kwargs": (dict,), "hyperparams": (dict,), "env_kwargs": (dict,), "eval": (dict,),
     "checkpoint_freq": (int,), "output_dir": (str,), "torch_threads": (int,), "pretrain": (dict,),
-    "init_model": (str,),
+    "init_model": (str,), "update_threads": (int,),
 }
 _EVAL_TYPES: dict[str, tuple[type, ...]] = {"freq": (int,), "episodes": (int,), "seed": (int,),
                                             "deterministic": (bool,)}
@@ -196,12 +199,13 @@ def parse_config(raw: Any, where: str = "config") -> TrainConfig:
         if key not in raw:
             raise ConfigError(f"{where}: missing required key '{key}'")
     for key, value in raw.items():
-        if not (key == "init_model" and value is None):
+        if not (key in ("init_model", "update_threads") and value is None):
             _check_type(where, key, value, _TYPES[key])
     if raw["env_id"] not in ENV_IDS:
         raise ConfigError(f"{where}: env_id {raw['env_id']!r} is not one of {', '.join(ENV_IDS)}")
-    for key in ("total_timesteps", "n_envs", "checkpoint_freq", "torch_threads"):
-        if key in raw and raw[key] <= 0 and not (key == "total_timesteps" and raw[key] == 0 and raw.get("pretrain")):
+    for key in ("total_timesteps", "n_envs", "checkpoint_freq", "torch_threads", "update_threads"):
+        cloning_only = key == "total_timesteps" and raw.get(key) == 0 and raw.get("pretrain")
+        if raw.get(key) is not None and raw[key] <= 0 and not cloning_only:
             hint = " (0 only with a pretrain section: cloning alone)" if key == "total_timesteps" else ""
             raise ConfigError(f"{where}: '{key}' must be positive, got {raw[key]}{hint}")
     if raw.get("policy", "MlpPolicy") not in POLICIES:
@@ -439,7 +443,7 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CheckpointCallback
 
-    from solitaire_env.envs.sb3 import make_sb3_vec_env
+    from solitaire_env.envs.sb3 import UpdateThreads, make_sb3_vec_env
 
     out = Path(output_dir or config.output_dir)
     if config.init_model is not None:
@@ -478,6 +482,7 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     if checkpoint is not None:
         evaluation.restore(out, model.num_timesteps)
     callbacks = [
+        UpdateThreads(config.update_threads or config.torch_threads, config.torch_threads),
         evaluation,
         CheckpointCallback(save_freq=max(config.checkpoint_freq // config.n_envs, 1),
                            save_path=str(out / "checkpoints"), name_prefix="ppo"),
@@ -492,7 +497,8 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     print(f"ppo: {steps} steps in {wall:.0f} s ({steps / max(wall, 1e-9):.0f} env steps/s)", flush=True)
     summary = {"env_id": config.env_id, "timesteps": int(model.num_timesteps), "wall_time_s": round(wall, 1),
                "steps_per_s": round(steps / wall, 1) if wall > 0 else None,
-               "torch_threads": torch.get_num_threads(), "deals": deals}
+               "torch_threads": torch.get_num_threads(),
+               "update_threads": config.update_threads or config.torch_threads, "deals": deals}
     if checkpoint is not None:
         summary["resumed_from_timesteps"] = int(first_step)  # wall time and steps/s are this piece's
     if pretrain_stats is not None:
