@@ -61,6 +61,11 @@ pretraining and PPO. Its policy class and sizes must be the config's (a mismatch
 ``best_model.zip`` and ``final_model.zip`` on the first ``eval.episodes`` validation deals and copying
 the best to ``selected_model.zip``, so fine-tuning never reports a policy worse than its start
 without saying so.
+
+One file or two: a config with a ``pretrain`` section and PPO steps (the whole recipe in one file)
+trains exactly as its two halves do, the same config with ``total_timesteps: 0`` and then with
+``init_model`` set to that run's ``selected_model.zip`` and no ``pretrain`` section: the PPO phase
+starts from the random state of a freshly built model either way (tested bit for bit).
 """
 
 from __future__ import annotations
@@ -471,9 +476,14 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
             model.save(out / "initial_model.zip")
             print(f"starting from the policy of {config.init_model}")
         if config.pretrain is not None:
+            # The PPO phase starts from the random state a freshly built model has, so a one-file recipe
+            # (pretrain, then PPO) trains exactly as its two halves do (a cloning-only run, then a run
+            # with init_model = its selected_model.zip).
+            random_state = _random_state()
             pretrain_stats = pretrain_policy(model, config, out=out, verbose=verbose, progress=progress)
             (out / "pretrain.json").write_text(json.dumps(pretrain_stats, indent=2))
             model.save(out / "pretrained_model.zip")
+            _set_random_state(random_state)
     evaluation = fixed_deals_eval_callback(
         eval_env, n_eval_episodes=config.eval.episodes, eval_freq=max(config.eval.freq // config.n_envs, 1),
         best_model_save_path=str(out), log_path=str(out), deterministic=config.eval.deterministic,
@@ -515,6 +525,27 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     except ValueError:
         pass  # too short a run for an evaluation point
     return out
+
+
+def _random_state() -> tuple[Any, Any, Any]:
+    """The global random generators' states (Python's, numpy's, torch's): what SB3 draws from."""
+    import random
+
+    import numpy as np
+    import torch
+
+    return random.getstate(), np.random.get_state(), torch.get_rng_state()
+
+
+def _set_random_state(state: tuple[Any, Any, Any]) -> None:
+    import random
+
+    import numpy as np
+    import torch
+
+    random.setstate(state[0])
+    np.random.set_state(state[1])
+    torch.set_rng_state(state[2])
 
 
 def build_model(config: TrainConfig, venv: Any, **kwargs: Any) -> Any:
