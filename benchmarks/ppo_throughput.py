@@ -3,14 +3,14 @@
 
     python benchmarks/ppo_throughput.py [REPS]
 
-``CardCodesPolicy`` on ``configs/rainbow.yaml`` (16,384 steps after 4,096 to warm up) in four
+``CardCodesPolicy`` on ``configs/rainbow.yaml`` (16,384 steps after 4,096 to warm up) in six
 variants: as it first was (the embedding's ``skip_empty`` off, Adam's foreach kernel, sb3-contrib's
-``forward`` and ``evaluate_actions``), with the update's speed-ups but sb3-contrib's passes, today's
-defaults on one torch thread, and the defaults with PPO's update on two threads (``update_threads:
-2``). Then ``MoveScorerPolicy`` on ``configs/ablations/rainbow_no_teacher.yaml`` (8,192 after 4,096),
-on one thread and with two update threads. ``REPS`` rounds (default 2), the variants alternating
-within a round. Run it on a quiet machine: other work on the cores changes these figures far more
-than the variants do.
+``forward`` and ``evaluate_actions``), with the update's speed-ups but sb3-contrib's passes, and
+today's passes on one torch thread and with PPO's update on two threads (``update_threads: 2``), each
+of the last two with the config's former 4 epochs per update and with its 3. Then ``MoveScorerPolicy``
+on ``configs/ablations/rainbow_no_teacher.yaml`` (8,192 after 4,096), on one thread and with two
+update threads. ``REPS`` rounds (default 2), the variants alternating within a round. Run it on a
+quiet machine: other work on the cores changes these figures far more than the variants do.
 """
 
 from __future__ import annotations
@@ -27,19 +27,24 @@ import solitaire_env  # noqa: F401  (registers the ids)
 from solitaire_env.envs.sb3 import FastMaskablePolicy, UpdateThreads, make_sb3_vec_env
 from solitaire_env.tools.training import build_model, load_config
 
-# name: (features_extractor_kwargs, optimizer_kwargs, sb3-contrib's passes, update threads); None: defaults
-CARD_CODES: dict[str, tuple[dict | None, dict | None, bool, int]] = {
-    "as first built": ({"skip_empty": False}, {"fused": False}, True, 1),
-    "update speed-ups, sb3-contrib passes": (None, None, True, 1),
-    "defaults, 1 thread": (None, None, False, 1),
-    "defaults, 2 update threads": (None, None, False, 2),
+# name: (features_extractor_kwargs, optimizer_kwargs, sb3-contrib's passes, update threads, epochs per
+# update); None: defaults
+CARD_CODES: dict[str, tuple[dict | None, dict | None, bool, int, int]] = {
+    "as first built, 4 epochs": ({"skip_empty": False}, {"fused": False}, True, 1, 4),
+    "update speed-ups, sb3-contrib passes, 4 epochs": (None, None, True, 1, 4),
+    "defaults, 1 thread, 4 epochs": (None, None, False, 1, 4),
+    "defaults, 2 update threads, 4 epochs": (None, None, False, 2, 4),
+    "defaults, 1 thread, 3 epochs (the config)": (None, None, False, 1, 3),
+    "defaults, 2 update threads, 3 epochs (the config)": (None, None, False, 2, 3),
 }
 SCORER = {"defaults, 1 thread": 1, "defaults, 2 update threads": 2}
 
 
 def steps_per_second(path: str, steps: int, extractor: dict | None = None, optimizer: dict | None = None,
-                     parent_passes: bool = False, update_threads: int = 1) -> float:
+                     parent_passes: bool = False, update_threads: int = 1, epochs: int | None = None) -> float:
     config = load_config(path)
+    if epochs is not None:
+        config.hyperparams["n_epochs"] = epochs
     torch.set_num_threads(1)
     kwargs: dict[str, Any] = config.policy_kwargs
     if extractor is not None:
@@ -67,8 +72,8 @@ def main() -> None:
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     out: dict[str, list[int]] = {}
     for _ in range(reps):
-        for name, (extractor, optimizer, parent, threads) in CARD_CODES.items():
-            rate = steps_per_second("configs/rainbow.yaml", 16_384, extractor, optimizer, parent, threads)
+        for name, (extractor, optimizer, parent, threads, epochs) in CARD_CODES.items():
+            rate = steps_per_second("configs/rainbow.yaml", 16_384, extractor, optimizer, parent, threads, epochs)
             out.setdefault(f"CardCodesPolicy, {name}", []).append(round(rate))
         for name, threads in SCORER.items():
             rate = steps_per_second("configs/ablations/rainbow_no_teacher.yaml", 8192, update_threads=threads)
