@@ -197,6 +197,37 @@ def test_tiny_maskable_ppo_checkpoint_loads_and_evaluates(tmp_path, capsys):
     assert exc.value.code == 2 and "trained on another game" in capsys.readouterr().err
 
 
+def test_policies_play_on_one_torch_thread_and_the_count_is_restored(tmp_path, monkeypatch):
+    """A policy's forward passes run on one torch thread (two threads beside other jobs made Number Ten's
+    evaluation 25 times slower), batched or one episode at a time, and the caller's count comes back."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    import torch
+
+    env = gym.make("Rainbow-v0")
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1,
+                                    policy_kwargs=dict(net_arch=[8]), seed=0, device="cpu")
+    model.save(tmp_path / "tiny.zip")
+    agent = make_agent(str(tmp_path / "tiny.zip"), "Rainbow-v0")
+    seen: list[int] = []
+    for method in ("act", "act_batch"):
+        original = getattr(agent, method)
+
+        def spy(*args, _original=original, **kwargs):
+            seen.append(torch.get_num_threads())
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(agent, method, spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        evaluate("Rainbow-v0", {"ppo": agent}, episodes=2, seed=0)  # batched play
+        evaluate("Rainbow-v0", {"ppo": agent}, episodes=1, seed=0, record_dir=tmp_path)  # one at a time
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert len(seen) > 20 and set(seen) == {1}
+
+
 def test_cli_evaluate_names_the_split_and_keeps_to_it(tmp_path, capsys):
     out_json = tmp_path / "e.json"
     assert main(["evaluate", "--env", "Rainbow-v0", "--agent", "random", "--episodes", "2", "--deals", "validation",

@@ -14,10 +14,12 @@ split the deals belong to (:mod:`solitaire_env.engine.deals`): figures to report
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -327,38 +329,39 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     # (here, unless the episodes go elsewhere or are recorded).
     batched = {name for name, agent in agents.items() if getattr(agent, "batched", False)
                and (backend is None or (backend.ray is None and backend.jobs == 1)) and record_dir is None}
-    try:
-        for name in batched:
-            mine = [deal for agent_name, deal in todo if agent_name == name]
-            if not mine:
-                continue
-            for r in play_batched(env_id, {**kwargs, **env_kwargs, **agent_kwargs.get(name, {})}, name,
-                                  agents[name], mine):
-                results[name, r.deal_seed] = r
-                if writer:
-                    writer.writerow(_csv_row(r))
-                    out.flush()
+    with one_torch_thread():  # policies play on one torch thread (see there why)
+        try:
+            for name in batched:
+                mine = [deal for agent_name, deal in todo if agent_name == name]
+                if not mine:
+                    continue
+                for r in play_batched(env_id, {**kwargs, **env_kwargs, **agent_kwargs.get(name, {})}, name,
+                                      agents[name], mine):
+                    results[name, r.deal_seed] = r
+                    if writer:
+                        writer.writerow(_csv_row(r))
+                        out.flush()
+                    if bar is not None:
+                        bar.update(1)
+            todo = [key for key in todo if key[0] not in batched]
+            for i, r in run_tasks(_play_task, todo, context=context, backend=backend):
+                if isinstance(r, TaskError):
+                    failures.append((*todo[i], r.error))
+                else:
+                    results[todo[i]] = r
+                    if writer:
+                        writer.writerow(_csv_row(r))
+                        out.flush()
                 if bar is not None:
                     bar.update(1)
-        todo = [key for key in todo if key[0] not in batched]
-        for i, r in run_tasks(_play_task, todo, context=context, backend=backend):
-            if isinstance(r, TaskError):
-                failures.append((*todo[i], r.error))
-            else:
-                results[todo[i]] = r
-                if writer:
-                    writer.writerow(_csv_row(r))
-                    out.flush()
+                    if len(agents) > 1:
+                        bar.set_postfix_str(todo[i][0], refresh=False)
+        finally:
             if bar is not None:
-                bar.update(1)
-                if len(agents) > 1:
-                    bar.set_postfix_str(todo[i][0], refresh=False)
-    finally:
-        if bar is not None:
-            bar.close()
-        if out:
-            out.close()
-        context.close()
+                bar.close()
+            if out:
+                out.close()
+            context.close()
     records = [results[key] for key in order if key in results]
     if csv_path is not None:
         _write_rows(csv_path, records)  # the finished episodes in order, as a one-process run writes them
@@ -474,9 +477,28 @@ class _EpisodeContext:
         self._envs = {}
 
 
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Play with one torch thread (when torch is loaded), then restore the count. A policy's forward
+    pass on one position, or on the 64 of the batched play, gains nothing from more threads, and on a
+    busy machine torch's threads wait on each other: beside two other jobs on the 2 cores, Number
+    Ten's policy played 25 times slower on two threads than on one (docs/results.md)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _play_task(context: _EpisodeContext, task: tuple[str, int]) -> EpisodeRecord:
     name, deal = task
-    return _play_episode(context.env(name), name, context.agents[name], deal, context.record_dir)
+    with one_torch_thread():  # in a worker process too
+        return _play_episode(context.env(name), name, context.agents[name], deal, context.record_dir)
 
 
 def _play_episode(env: gym.Env, name: str, agent: Agent, deal: int, record_dir: str | None) -> EpisodeRecord:
