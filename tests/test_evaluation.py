@@ -223,9 +223,21 @@ def test_policies_play_on_one_torch_thread_and_the_count_is_restored(tmp_path, m
         evaluate("Rainbow-v0", {"ppo": agent}, episodes=2, seed=0)  # batched play
         evaluate("Rainbow-v0", {"ppo": agent}, episodes=1, seed=0, record_dir=tmp_path)  # one at a time
         assert torch.get_num_threads() == 2
+        assert len(seen) > 20 and set(seen) == {1}
+        seen.clear()
+        torch.set_num_threads(1)
+        evaluate("Rainbow-v0", {"ppo": agent}, episodes=1, seed=0, torch_threads=2)
+        assert torch.get_num_threads() == 1 and set(seen) == {2}
+        seen.clear()
+        evaluate("Rainbow-v0", {"ppo": agent}, episodes=1, seed=0, torch_threads=None)  # as the caller set them
+        assert set(seen) == {1}
+        for bad in (0, -1, 1.5, True, "2"):
+            with pytest.raises(ValueError, match="torch_threads must be a positive integer or None"):
+                evaluate("Rainbow-v0", {"ppo": agent}, episodes=1, seed=0, torch_threads=bad)
     finally:
         torch.set_num_threads(before)
-    assert len(seen) > 20 and set(seen) == {1}
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--env", "Rainbow-v0", "--agent", "random", "--episodes", "1", "--torch-threads", "0"])
 
 
 def test_cli_evaluate_names_the_split_and_keeps_to_it(tmp_path, capsys):

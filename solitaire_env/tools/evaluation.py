@@ -243,7 +243,7 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
              max_episode_steps: int | None = None, record_dir: str | os.PathLike | None = None,
              env_kwargs: dict | None = None, backend: Backend | None = None,
              csv_path: str | os.PathLike | None = None, resume: bool = False,
-             winnable_only: bool = False) -> EvaluationResult:
+             winnable_only: bool = False, torch_threads: int | None = 1) -> EvaluationResult:
     """Play each agent on deals ``seed .. seed + episodes - 1`` of ``env_id`` and summarise.
 
     ``winnable_only``: play instead the first ``episodes`` deals from ``seed`` on that the shipped solver
@@ -265,6 +265,10 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     end (:meth:`EvaluationResult.write_csv`); ``resume``: the episodes already in ``csv_path`` are
     kept, not played again (the run must be the same: env, arguments, agents).
 
+    ``torch_threads``: the torch threads policies play on here (:func:`torch_threads`; ``None``: as
+    the caller set them). One by default: two are about a fifth faster on an idle 2-core machine,
+    but far slower on a busy one.
+
     Raises ``ValueError`` on bad arguments; :class:`EpisodeErrors` (a ``RuntimeError``) after the
     run if any episode failed, e.g. an agent played an illegal action.
     """
@@ -277,6 +281,9 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
             raise ValueError(f"{name} must be an integer, got {value!r}")
     if episodes <= 0:
         raise ValueError(f"episodes must be positive, got {episodes}")
+    if torch_threads is not None and (isinstance(torch_threads, bool) or not isinstance(torch_threads, int)
+                                      or torch_threads < 1):
+        raise ValueError(f"torch_threads must be a positive integer or None, got {torch_threads!r}")
     if seed < 0:
         raise ValueError(f"seed must be non-negative, got {seed}")
     episodes, seed = int(episodes), int(seed)
@@ -310,8 +317,8 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     if resume and csv_path is not None and os.path.exists(csv_path):
         done = {(r.agent, r.deal_seed): r for r in read_records(csv_path) if (r.agent, r.deal_seed) in order}
     todo = [key for key in order if key not in done]
-    context = _EpisodeContext(env_id, {**kwargs, **env_kwargs}, agents,
-                              None if record_dir is None else os.path.abspath(record_dir))  # workers: other cwd
+    record_dir = None if record_dir is None else os.path.abspath(record_dir)  # workers: other cwd
+    context = _EpisodeContext(env_id, {**kwargs, **env_kwargs}, agents, record_dir, torch_threads)
     context._envs[()] = env  # played on here when the tasks run in this process; never sent to a worker
     out = open(csv_path, "a" if done else "w", newline="") if csv_path is not None else None  # noqa: SIM115
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS) if out else None
@@ -329,7 +336,7 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     # (here, unless the episodes go elsewhere or are recorded).
     batched = {name for name, agent in agents.items() if getattr(agent, "batched", False)
                and (backend is None or (backend.ray is None and backend.jobs == 1)) and record_dir is None}
-    with one_torch_thread():  # policies play on one torch thread (see there why)
+    with torch_threads_for_play(torch_threads):
         try:
             for name in batched:
                 mine = [deal for agent_name, deal in todo if agent_name == name]
@@ -457,8 +464,10 @@ def _write_rows(path: str | os.PathLike, records: list[EpisodeRecord]) -> None:
 class _EpisodeContext:
     """What every episode task shares: the env's arguments and the agents. Each worker builds its own env."""
 
-    def __init__(self, env_id: str, env_kwargs: dict, agents: dict[str, Agent], record_dir: str | None) -> None:
+    def __init__(self, env_id: str, env_kwargs: dict, agents: dict[str, Agent], record_dir: str | None,
+                 torch_threads: int | None = 1) -> None:
         self.env_id, self.env_kwargs, self.agents, self.record_dir = env_id, env_kwargs, agents, record_dir
+        self.torch_threads = torch_threads
         self._envs: dict[tuple, gym.Env] = {}  # by the agent's own env options
 
     def __getstate__(self) -> dict[str, Any]:
@@ -478,17 +487,17 @@ class _EpisodeContext:
 
 
 @contextlib.contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Play with one torch thread (when torch is loaded), then restore the count. A policy's forward
-    pass on one position, or on the 64 of the batched play, gains nothing from more threads, and on a
-    busy machine torch's threads wait on each other: beside two other jobs on the 2 cores, Number
-    Ten's policy played 25 times slower on two threads than on one (docs/results.md)."""
+def torch_threads_for_play(threads: int | None = 1) -> Iterator[None]:
+    """Play with ``threads`` torch threads (when torch is loaded; ``None``: leave them), then restore
+    the count. On a busy machine torch's threads wait on each other: beside two other jobs on the 2
+    cores, Number Ten's policy played 25 times slower on two threads than on one, where on the idle
+    machine two were 1.27 times faster (docs/results.md, "Evaluation on one torch thread")."""
     torch = sys.modules.get("torch")
-    if torch is None:
+    if torch is None or threads is None:
         yield
         return
     before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     try:
         yield
     finally:
@@ -497,7 +506,7 @@ def one_torch_thread() -> Iterator[None]:
 
 def _play_task(context: _EpisodeContext, task: tuple[str, int]) -> EpisodeRecord:
     name, deal = task
-    with one_torch_thread():  # in a worker process too
+    with torch_threads_for_play(context.torch_threads):  # in a worker process too
         return _play_episode(context.env(name), name, context.agents[name], deal, context.record_dir)
 
 
