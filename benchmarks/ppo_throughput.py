@@ -1,7 +1,7 @@
 """MaskablePPO's environment steps per second on Rainbow, with and without the speed-ups
 (docs/results.md, "Training throughput").
 
-    python benchmarks/ppo_throughput.py [REPS]
+    python benchmarks/ppo_throughput.py [REPS] [PATTERN]
 
 ``CardCodesPolicy`` on ``configs/rainbow.yaml`` (16,384 steps after 4,096 to warm up) in six
 variants: as it first was (the embedding's ``skip_empty`` off, Adam's foreach kernel, sb3-contrib's
@@ -9,13 +9,15 @@ variants: as it first was (the embedding's ``skip_empty`` off, Adam's foreach ke
 today's passes on one torch thread and with PPO's update on two threads (``update_threads: 2``), each
 of the last two with the config's former 4 epochs per update and with its 3. Then ``MoveScorerPolicy``
 on ``configs/ablations/rainbow_no_teacher.yaml`` (8,192 after 4,096), on one thread and with two
-update threads. ``REPS`` rounds (default 2), the variants alternating within a round. Run it on a
+update threads. ``REPS`` rounds (default 2), the variants alternating within a round; ``PATTERN``, a
+regular expression, keeps the variants whose full name matches. Run it on a
 quiet machine: other work on the cores changes these figures far more than the variants do.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from typing import Any
@@ -70,14 +72,17 @@ def steps_per_second(path: str, steps: int, extractor: dict | None = None, optim
 
 def main() -> None:
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    wanted = re.compile(sys.argv[2] if len(sys.argv) > 2 else "")
     out: dict[str, list[int]] = {}
     for _ in range(reps):
         for name, (extractor, optimizer, parent, threads, epochs) in CARD_CODES.items():
-            rate = steps_per_second("configs/rainbow.yaml", 16_384, extractor, optimizer, parent, threads, epochs)
-            out.setdefault(f"CardCodesPolicy, {name}", []).append(round(rate))
+            if wanted.search(f"CardCodesPolicy, {name}"):
+                rate = steps_per_second("configs/rainbow.yaml", 16_384, extractor, optimizer, parent, threads, epochs)
+                out.setdefault(f"CardCodesPolicy, {name}", []).append(round(rate))
         for name, threads in SCORER.items():
-            rate = steps_per_second("configs/ablations/rainbow_no_teacher.yaml", 8192, update_threads=threads)
-            out.setdefault(f"MoveScorerPolicy, {name}", []).append(round(rate))
+            if wanted.search(f"MoveScorerPolicy, {name}"):
+                rate = steps_per_second("configs/ablations/rainbow_no_teacher.yaml", 8192, update_threads=threads)
+                out.setdefault(f"MoveScorerPolicy, {name}", []).append(round(rate))
         print(json.dumps(out), flush=True)
 
 
