@@ -451,6 +451,27 @@ def test_fast_forward_and_evaluate_actions_are_the_parents_bit_for_bit(env_id, p
     venv.close()
 
 
+def test_legal_logsumexp_is_torchs_bit_for_bit_and_skips_nothing_it_needs():
+    """The masked normalization's log-sum-exp equals torch's, value and gradient, on rows with few,
+    many, all and no legal entries, and logits of any spread."""
+    from solitaire_env.envs.sb3 import _LegalLogSumExp
+
+    gen = torch.Generator().manual_seed(0)
+    for rows, cols, scale, share in ((32, 243, 1.0, 0.05), (64, 29, 30.0, 0.5), (8, 7, 0.01, 1.0)):
+        raw = torch.randn(rows, cols, generator=gen) * scale
+        legal = torch.rand(rows, cols, generator=gen) < share
+        legal[0] = False  # no legal entry: all count, as in torch's (every entry is -1e8)
+        x = torch.where(legal, raw, torch.tensor(-1e8)).requires_grad_()
+        weights = torch.randn(rows, 1, generator=gen)
+        want = x.logsumexp(dim=-1, keepdim=True)
+        (want * weights).sum().backward()
+        want_grad, x.grad = x.grad.clone(), None
+        got = _LegalLogSumExp.apply(x, legal | ~legal.any(dim=-1, keepdim=True))
+        (got * weights).sum().backward()
+        assert torch.equal(want, got) and torch.equal(want_grad, x.grad)
+        assert torch.isfinite(got).all()
+
+
 def test_update_threads_switches_torch_threads_around_the_update(monkeypatch):
     """The update runs on update_threads, the rollouts (and what follows training) on torch_threads."""
     from solitaire_env.envs.sb3 import UpdateThreads, make_sb3_vec_env
