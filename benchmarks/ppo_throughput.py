@@ -1,17 +1,18 @@
-"""MaskablePPO's environment steps per second on Rainbow, with and without the speed-ups
-(docs/results.md, "Training throughput").
+"""MaskablePPO's environment steps per second, with and without the speed-ups (docs/results.md,
+"Training throughput").
 
     python benchmarks/ppo_throughput.py [REPS] [PATTERN]
 
-``CardCodesPolicy`` on ``configs/rainbow.yaml`` (16,384 steps after 4,096 to warm up) in six
+``CardCodesPolicy`` on ``configs/rainbow.yaml`` (16,384 steps after 4,096 to warm up) in eight
 variants: as it first was (the embedding's ``skip_empty`` off, Adam's foreach kernel, sb3-contrib's
 ``forward`` and ``evaluate_actions``), with the update's speed-ups but sb3-contrib's passes, and
 today's passes on one torch thread and with PPO's update on two threads (``update_threads: 2``), each
-of the last two with the config's former 4 epochs per update and with its 3. Then ``MoveScorerPolicy``
-on ``configs/ablations/rainbow_no_teacher.yaml`` (8,192 after 4,096), on one thread and with two
-update threads. ``REPS`` rounds (default 2), the variants alternating within a round; ``PATTERN``, a
-regular expression, keeps the variants whose full name matches. Run it on a
-quiet machine: other work on the cores changes these figures far more than the variants do.
+of these two with 4, 3 and 2 epochs per update. Then ``configs/rank_and_file.yaml`` and
+``configs/number_ten.yaml`` as they are (16,384 after 4,096), on one thread and with two update
+threads, and ``MoveScorerPolicy`` on ``configs/ablations/rainbow_no_teacher.yaml`` (8,192 after
+4,096), the same two ways. ``REPS`` rounds (default 2), the variants alternating within a round;
+``PATTERN``, a regular expression, keeps the variants whose full name matches. Run it on a quiet
+machine: other work on the cores changes these figures far more than the variants do.
 """
 
 from __future__ import annotations
@@ -36,10 +37,15 @@ CARD_CODES: dict[str, tuple[dict | None, dict | None, bool, int, int]] = {
     "update speed-ups, sb3-contrib passes, 4 epochs": (None, None, True, 1, 4),
     "defaults, 1 thread, 4 epochs": (None, None, False, 1, 4),
     "defaults, 2 update threads, 4 epochs": (None, None, False, 2, 4),
-    "defaults, 1 thread, 3 epochs (the config)": (None, None, False, 1, 3),
-    "defaults, 2 update threads, 3 epochs (the config)": (None, None, False, 2, 3),
+    "defaults, 1 thread, 3 epochs": (None, None, False, 1, 3),
+    "defaults, 2 update threads, 3 epochs": (None, None, False, 2, 3),
+    "defaults, 1 thread, 2 epochs": (None, None, False, 1, 2),
+    "defaults, 2 update threads, 2 epochs": (None, None, False, 2, 2),
 }
 SCORER = {"defaults, 1 thread": 1, "defaults, 2 update threads": 2}
+# the two-deck games' from-scratch configs, as they are: name: (config, update threads)
+TWO_DECK = {f"{path}, {label}": (path, threads) for path in ("configs/rank_and_file.yaml", "configs/number_ten.yaml")
+            for label, threads in (("1 thread", 1), ("2 update threads", 2))}
 
 
 def steps_per_second(path: str, steps: int, extractor: dict | None = None, optimizer: dict | None = None,
@@ -78,6 +84,10 @@ def main() -> None:
         for name, (extractor, optimizer, parent, threads, epochs) in CARD_CODES.items():
             if wanted.search(f"CardCodesPolicy, {name}"):
                 rate = steps_per_second("configs/rainbow.yaml", 16_384, extractor, optimizer, parent, threads, epochs)
+                out.setdefault(f"CardCodesPolicy, {name}", []).append(round(rate))
+        for name, (path, threads) in TWO_DECK.items():
+            if wanted.search(f"CardCodesPolicy, {name}"):
+                rate = steps_per_second(path, 16_384, update_threads=threads)
                 out.setdefault(f"CardCodesPolicy, {name}", []).append(round(rate))
         for name, threads in SCORER.items():
             if wanted.search(f"MoveScorerPolicy, {name}"):
