@@ -401,17 +401,25 @@ def test_a_run_starts_from_init_model_and_selects_against_it(tmp_path, monkeypat
     venv.close()
 
 
-@pytest.mark.parametrize("env_id, policy_name, env_kwargs", [
-    ("Rainbow-v0", "CardCodesPolicy", {}),
-    ("NumberTen-v0", "MoveScorerPolicy", {"obs_mode": "piles", "action_features": True}),
+@pytest.mark.parametrize("env_id, policy_name, env_kwargs, legal_min", [
+    ("Rainbow-v0", "CardCodesPolicy", {}, None),
+    ("NumberTen-v0", "MoveScorerPolicy", {"obs_mode": "piles", "action_features": True}, None),
+    ("NumberTen-v0", "MoveScorerPolicy", {"obs_mode": "piles", "action_features": True}, 0),
 ])
-def test_fast_forward_and_evaluate_actions_are_the_parents_bit_for_bit(env_id, policy_name, env_kwargs):
+def test_fast_forward_and_evaluate_actions_are_the_parents_bit_for_bit(env_id, policy_name, env_kwargs, legal_min,
+                                                                        monkeypatch):
     """FastMaskablePolicy's forward and evaluate_actions give sb3-contrib's actions, values,
-    log-probabilities, entropies and gradients exactly, masked or not, sampled or greedy."""
+    log-probabilities, entropies and gradients exactly, masked or not, sampled or greedy, whichever
+    way the masked normalization goes (``legal_min``: 0 puts these small batches on the
+    ``_LegalLogSumExp`` path of large ones)."""
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy as Parent
 
+    from solitaire_env.envs import sb3
     from solitaire_env.envs.sb3 import FastMaskablePolicy, make_sb3_vec_env
     from solitaire_env.tools.training import build_model, parse_config
+
+    if legal_min is not None:
+        monkeypatch.setattr(sb3, "LEGAL_LOGSUMEXP_MIN", legal_min)
 
     config = parse_config({"env_id": env_id, "total_timesteps": 64, "n_envs": 16, "policy": policy_name,
                            "env_kwargs": env_kwargs, "hyperparams": {"n_steps": 8, "batch_size": 32}})
