@@ -68,6 +68,9 @@ def test_options_figures(results):
         assert {"no_revisit", "track_revisits"} <= set(op[kind])
         for r in op[kind].values():
             _positive(r, "steps_per_s", "default_steps_per_s", "ratio_to_default")
+    assert set(op["same_games"]) == set(op["vector_env"])  # (the run checks the two envs' positions agree)
+    for r in op["same_games"].values():
+        _positive(r, "ratio_to_default")
 
 
 def test_openspiel_section(results):

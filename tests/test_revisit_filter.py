@@ -6,6 +6,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from numba import njit
 
 from solitaire_env import Game
 from solitaire_env.engine import core, history
@@ -107,3 +108,22 @@ def test_the_batched_step_keeps_the_tables_of_recording_each_position_afresh(env
             clear = env.steps == 0
     if env_id != "Rainbow-v0":  # (random play in Rainbow seldom goes back)
         assert moved_back > 100
+
+
+@njit
+def _through_borrowed(x, n):
+    work = np.empty(n, dtype=np.int64)
+    w, y = core.borrowed(work), core.borrowed(x)
+    for k in range(n):
+        w[k] = 3 * k
+    for k in range(n):
+        y[k] = w[k] + 1
+    core.keep_alive(work)
+
+
+def test_borrowed_arrays_are_the_arrays_themselves():
+    """What the batched history step relies on: a borrowed array reads and writes the array's own
+    memory (no copy), and a work array kept alive keeps its contents."""
+    x = np.zeros(1000, dtype=np.int64)
+    _through_borrowed(x, 1000)
+    assert np.array_equal(x, 3 * np.arange(1000) + 1)

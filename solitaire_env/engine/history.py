@@ -660,8 +660,14 @@ def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal
     and its action features into ``act_out[i]`` when ``act_out`` has rows (one pass over the envs: their
     arrays are still in cache). The pile hashes of ``hashes[i]`` are kept from step to step: only the
     piles the move changed are hashed again."""
-    facts, _, scratch, scratch_codes, candidates, spare, pending = work_space(sp)
+    work = work_space(sp)
     want_actions = act_out.shape[1] > 0
+    b = core.borrowed  # no reference counting in the loop (see there): the helpers take many arrays
+    states, sp, actions, masks, obs, small, keys, meta, filt, hashes = (
+        b(states), b(sp), b(actions), b(masks), b(obs), b(small), b(keys), b(meta), b(filt), b(hashes))
+    seen, act_out = b(seen), b(act_out)
+    facts, scratch, scratch_codes, candidates, spare, pending = (
+        b(work[0]), b(work[2]), b(work[3]), b(work[4]), b(work[5]), b(work[6]))
     for i in range(states.shape[0]):
         s, mask, codes = states[i], masks[i], obs[i]
         src, dst = _piles_moved(s, sp, actions, acts[i])
@@ -674,6 +680,7 @@ def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal
         if want_actions:  # (the moves between piles _record listed are not listed again)
             features._action_rows(s, sp, actions, codes, mask, seen[i], act_out[i], facts, empty, candidates,
                                   listed, scratch)
+    core.keep_alive(work)
 
 
 step_batch_serial = _jit(_step_batch)
