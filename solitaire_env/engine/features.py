@@ -425,6 +425,9 @@ class FeatureArrays:
                         "action_features": ((v.n_actions, len(ACTION_FEATURES)), np.int8)}
         self._none = {k: np.zeros((n,) + tuple(0 for _ in shape), dtype=dtype) for k, (shape, dtype) in
                       self._shapes.items()}
+        # what compute() allocates each step, worked out once (it runs at every step of a single env)
+        self._wanted = [(k, (n,) + shape, dtype) for k, (shape, dtype) in self._shapes.items()
+                        if (actions if k == "action_features" else piles)]
         self._template = template(v)
         self._handed_out: list[np.ndarray] = []  # the last arrays new_action_features handed out
         self._refs_when_free = _count_refs([np.empty(0)], 0)  # an array only a list refers to
@@ -447,19 +450,16 @@ class FeatureArrays:
         """The wanted arrays for the positions ``states`` (``(n, state_size)``), with their observation
         ``codes``, action ``masks`` and the history's ``seen`` flags (``(n, 0)`` when no history is kept).
         ``action_features``: already written for these positions (by the batched step), or ``None``."""
-        out = {}
-        for key, (shape, dtype) in self._shapes.items():
-            wanted = self.actions if key == "action_features" else self.piles
-            out[key] = np.empty((self.n,) + shape, dtype=dtype) if wanted else self._none[key]
         given = action_features is not None
-        if given:
-            out["action_features"] = action_features
+        out = {key: action_features if given and key == "action_features" else np.empty(shape, dtype=dtype)
+               for key, shape, dtype in self._wanted}
         v = self.variant
         if self.piles or (self.actions and not given):
-            features_batch(states, v.spec, v.actions, codes, masks, seen, self._template, out["cards"], out["piles"],
-                           out["foundations"], out["summary"], out["action_features"], self.piles,
-                           self.actions and not given)
-        return {k: a for k, a in out.items() if (self.actions if k == "action_features" else self.piles)}
+            arrays = {**self._none, **out}
+            features_batch(states, v.spec, v.actions, codes, masks, seen, self._template, arrays["cards"],
+                           arrays["piles"], arrays["foundations"], arrays["summary"], arrays["action_features"],
+                           self.piles, self.actions and not given)
+        return out
 
 
 drop_stale_cache(__name__)
