@@ -571,3 +571,52 @@ def test_the_compiled_shuffle_leaves_a_draw_it_would_reject_to_the_python_loop()
     raw[5] = np.uint64(2**64 - 1)  # in the rejected tail of every bound that does not divide 2**64
     assert not _shuffle(deck, raw)
     assert _shuffle(np.arange(104, dtype=np.int64), np.zeros(104, dtype=np.uint64))
+
+
+_SEEDS = [0, 1, 7, 2**32 - 1, 2**32, 2**40 + 7, DEAL_LIMIT - 1, 2**63, 2**64 - 1, 2**64, 2**70 + 3]
+
+
+def test_the_compiled_pcg64_draws_numpys_numbers():
+    from solitaire_env.engine import pcg64
+
+    seeds = _SEEDS + [int(x) for x in np.random.default_rng(11).integers(0, 2**63, 2000, dtype=np.int64)]
+    for seed in seeds:
+        assert np.array_equal(pcg64.raw(seed, 104), np.random.PCG64(seed).random_raw(104)), seed
+
+
+def _deal_by_hand(v, seed: int) -> np.ndarray:
+    """The deal as the rules describe it, laid out by ``build`` from the plain-Python shuffle."""
+    from solitaire_env.engine.state import build
+
+    cards = iter(_shuffled_in_python(v.decks, seed))
+    foundations = [[] for _ in range(v.foundations)]
+    if v.base_from_deal:
+        foundations[0].append(next(cards))
+    reserve = [next(cards) for _ in range(v.reserve)]
+    piles = [[] for _ in range(v.piles)]
+    for _ in range(v.deal_down + v.deal_up):  # row by row, the face-down rows first
+        for pile in piles:
+            pile.append(next(cards))
+    return build(v, tableau=[(p, v.deal_down) for p in piles], foundations=foundations, stock=list(cards),
+                 waste=[], reserve=(reserve, max(len(reserve) - 1, 0)), redeals=v.redeals,
+                 base=foundations[0][0] % 13 if v.base_from_deal else 0)
+
+
+@pytest.mark.parametrize("name", ["rank_and_file", "number_ten", "rainbow"])
+def test_the_compiled_deal_lays_out_the_deal_of_the_rules(name, monkeypatch):
+    from solitaire_env.engine import state
+    from solitaire_env.engine.state import deal, deal_into
+
+    v = get_variant(name)
+    seeds = _SEEDS + [int(x) for x in np.random.default_rng(12).integers(0, DEAL_LIMIT, 200, dtype=np.int64)]
+    row = np.empty(v.state_size, dtype=np.int8)
+    for seed in seeds:
+        expected = _deal_by_hand(v, seed)
+        assert np.array_equal(deal(v, seed), expected), seed
+        row[:] = 99  # a used row of a batched env: every entry is written
+        deal_into(v, seed, row)
+        assert np.array_equal(row, expected), seed
+    # A draw the compiled shuffle rejects: the same deal by the plain loop.
+    monkeypatch.setattr(state, "_deal_fast", lambda *args: False)
+    for seed in seeds[:4]:
+        assert np.array_equal(deal(v, seed), _deal_by_hand(v, seed)), seed

@@ -29,7 +29,7 @@ PACKAGE = Path(__file__).resolve().parent.parent  # solitaire_env/
 # they import, directly or not (a test checks the list against their imports). Editing any other
 # file costs no recompiling.
 RULES_SOURCES = ("engine/cards.py", "engine/core.py", "engine/features.py", "engine/games/*.py", "engine/history.py",
-                 "engine/state.py", "engine/variant.py", "solver/*.py")
+                 "engine/pcg64.py", "engine/state.py", "engine/variant.py", "solver/*.py")
 
 
 def rules_files(package: Path = PACKAGE) -> list[Path]:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from solitaire_env.engine import pcg64
 from solitaire_env.engine.cards import RANKS, card_from_str, card_to_str
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.jit_cache import drop_stale_cache
@@ -32,6 +33,8 @@ from solitaire_env.engine.variant import (
     O_TAB,
     O_WASTE,
     SP_CAP,
+    SP_FOUND,
+    SP_PILES,
     Variant,
 )
 
@@ -39,7 +42,7 @@ FORMAT = 1
 _KEYS = ("format", "variant", "tableau", "foundations", "stock", "waste", "reserve", "redeals_left", "base_rank")
 _REQUIRED = ("format", "variant", "tableau", "foundations", "stock", "waste", "redeals_left")
 
-__all__ = ["FORMAT", "build", "check_seed", "deal", "from_json", "shuffled_deck", "to_json"]
+__all__ = ["FORMAT", "build", "check_seed", "deal", "deal_into", "from_json", "shuffled_deck", "to_json"]
 
 
 def check_seed(seed: Any) -> int:
@@ -52,15 +55,22 @@ def shuffled_deck(decks: int, seed: int) -> list[int]:
     """Fisher-Yates over PCG64's raw 64-bit stream: fixed by the seed alone.
 
     Generator.permutation would do, but numpy does not promise its algorithms stay the same across
-    versions; SeedSequence and PCG64's raw output are stable, and this shuffle is ours.
+    versions; SeedSequence and PCG64's raw output are stable, and this shuffle is ours. The draws come
+    from :mod:`solitaire_env.engine.pcg64` (numpy's numbers, computed without building its objects).
     """
+    n = 52 * decks
+    deck = np.arange(n, dtype=np.int64) % 52
+    if _shuffle(deck, pcg64.raw(seed, n)):  # compiled: a Python loop took most of a deal's time
+        return deck.tolist()
+    return _shuffled_slowly(decks, seed)
+
+
+def _shuffled_slowly(decks: int, seed: int) -> list[int]:
+    """The shuffle as plain Python, for the deals where a draw falls in the tail that the compiled loop
+    leaves to it (about one deal in 10**17): further draws continue numpy's stream."""
     deck = [card for _ in range(decks) for card in range(52)]
     bits = np.random.PCG64(seed)
-    first = bits.random_raw(len(deck))
-    fast = np.array(deck, dtype=np.int64)
-    if _shuffle(fast, first):  # compiled: a Python loop took most of a deal's time
-        return fast.tolist()
-    raw = iter(int(x) for x in first)  # a draw to reject (about one deal in 10**17): as written here
+    raw = iter(int(x) for x in bits.random_raw(len(deck)))
     for i in range(len(deck) - 1, 0, -1):
         bound = i + 1
         limit = (1 << 64) - (1 << 64) % bound  # reject the uneven tail: no modulo bias
@@ -89,31 +99,77 @@ def _shuffle(deck, raw) -> bool:
     return True
 
 
+def _deal_shape(v: Variant) -> np.ndarray:
+    """What :func:`_lay_out` needs of a variant besides its spec."""
+    return np.array([v.reserve, v.deal_down, v.deal_up, v.base_from_deal, v.redeals], dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _lay_out(s, sp, shape, deck) -> None:
+    """Deal the shuffled ``deck`` into the state array ``s``, as at the table: the foundation's card
+    where the base comes from the deal, the reserve (its top face up), then the tableau row by row, the
+    face-down rows first; the rest is the stock, whose last card is dealt first."""
+    reserve, down, up, base_from_deal, redeals = shape[0], shape[1], shape[2], shape[3], shape[4]
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    for k in range(s.shape[0]):
+        s[k] = 0
+    for f in range(sp[SP_FOUND]):
+        s[sp[O_FSUIT] + f] = -1
+    c, base = 0, 0
+    if base_from_deal:
+        s[sp[O_FSUIT]], s[sp[O_FCNT]] = deck[0] // 13, 1
+        base, c = deck[0] % 13, 1
+    for k in range(reserve):
+        s[sp[O_RES] + k] = deck[c]
+        c += 1
+    s[sp[O_NRES]], s[sp[O_RESDOWN]] = reserve, max(reserve - 1, 0)
+    for row in range(down + up):
+        for p in range(piles):
+            s[sp[O_TAB] + p * cap + row] = deck[c]
+            c += 1
+    for p in range(piles):
+        s[sp[O_LEN] + p], s[sp[O_DOWN] + p] = down + up, down
+    for k in range(deck.shape[0] - c):
+        s[sp[O_STOCK] + k] = deck[c + k]
+    s[sp[O_NSTOCK]] = deck.shape[0] - c
+    s[sp[O_REDEALS]], s[sp[O_BASE]] = redeals, base
+
+
+@njit(cache=True, nogil=True)
+def _deal_fast(s, sp, shape, n_cards, seed) -> bool:
+    """:func:`deal_into` in one compiled call; ``False`` (``s`` unfinished) when the shuffle needs the
+    plain loop's further draws."""
+    raw = np.empty(n_cards, dtype=np.uint64)
+    pcg64.fill_raw(seed, raw)
+    deck = np.empty(n_cards, dtype=np.int64)
+    for k in range(n_cards):
+        deck[k] = k % 52
+    if not _shuffle(deck, raw):
+        return False
+    _lay_out(s, sp, shape, deck)
+    return True
+
+
+_SHAPES: dict[str, np.ndarray] = {}
+
+
+def deal_into(variant: Variant, seed: int, out: np.ndarray) -> None:
+    """Write the deal numbered ``seed`` into the state array ``out`` (a batched env's row): :func:`deal`
+    without a new array. ``seed``: already checked (:func:`check_seed`)."""
+    shape = _SHAPES.get(variant.name)
+    if shape is None:
+        shape = _SHAPES[variant.name] = _deal_shape(variant)
+    if seed < pcg64.SEED_LIMIT and _deal_fast(out, variant.spec, shape, variant.n_cards, np.uint64(seed)):
+        return
+    _lay_out(out, variant.spec, shape, np.array(shuffled_deck(variant.decks, seed), dtype=np.int64))
+
+
 def deal(variant: Variant | str, seed: int) -> np.ndarray:
     """The deal numbered ``seed``: the same on every machine and numpy version (see :func:`shuffled_deck`)."""
     v = get_variant(variant)
-    cards = iter(shuffled_deck(v.decks, check_seed(seed)))
-    foundations: list[list[int]] = [[] for _ in range(v.foundations)]
-    if v.base_from_deal:
-        foundations[0].append(next(cards))
-    reserve = [next(cards) for _ in range(v.reserve)]
-    # Dealt row by row, as at the table: the face-down rows first.
-    piles: list[list[int]] = [[] for _ in range(v.piles)]
-    for _ in range(v.deal_down + v.deal_up):
-        for pile in piles:
-            pile.append(next(cards))
-    stock = list(cards)  # the last one is dealt first
-    base = foundations[0][0] % 13 if v.base_from_deal else 0
-    return build(
-        v,
-        tableau=[(p, v.deal_down) for p in piles],
-        foundations=foundations,
-        stock=stock,
-        waste=[],
-        reserve=(reserve, max(len(reserve) - 1, 0)),
-        redeals=v.redeals,
-        base=base,
-    )
+    s = np.empty(v.state_size, dtype=np.int8)
+    deal_into(v, check_seed(seed), s)
+    return s
 
 
 def build(v: Variant, tableau: list[tuple[list[int], int]], foundations: list[list[int]], stock: list[int],

@@ -43,7 +43,7 @@ from solitaire_env.engine import core, features, history
 from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
 from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
 from solitaire_env.engine.history import History
-from solitaire_env.engine.state import check_seed, deal, from_json
+from solitaire_env.engine.state import check_seed, deal_into, from_json
 from solitaire_env.engine.variant import Variant
 from solitaire_env.envs.base import (
     DICT_MODES,
@@ -285,7 +285,7 @@ class SolitaireVectorEnv(VectorEnv):
             self._positions[i] = int(seed) if seed is not None else (i if last is None else last + self.num_envs)
             deal_seed = deals.at(self._positions[i])
         self.deal_seeds[i] = deal_seed
-        self.states[i] = deal(self.variant, deal_seed)
+        deal_into(self.variant, deal_seed, self.states[i])
 
     def _check_seeds(self, seed: Any) -> list[int | None]:
         n = self.num_envs
