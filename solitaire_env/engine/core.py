@@ -142,6 +142,26 @@ def top_card(s, sp, p: int) -> int:
     return pile_card(s, sp, p, n - 1)
 
 
+# builds_on of every pair of cards (card, onto), without and with wrap: a walk down a run costs one load
+# a card instead of two colour and two rank computations (the run lengths of the ``piles``
+# observation were 40% of its time). Made from builds_on itself, so the rule is still written once.
+BUILDS = np.zeros((2, 64, 64), dtype=np.uint8)  # 64 wide: an index is a shift, not a multiplication
+for _w in (0, 1):
+    for _c in range(52):
+        for _o in range(52):
+            BUILDS[_w, _c, _o] = builds_on.py_func(_c, _o, bool(_w))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def run_on(s, start: int, n: int, down: int, wrap: int) -> int:
+    """Cards in the packed run on top of the pile of ``n`` cards (``down`` face down, fewer than ``n``)
+    whose bottom card is ``s[start]``; ``wrap``: the variant's, as 0 or 1."""
+    k = 1
+    while k < n - down and BUILDS[wrap, s[start + n - k], s[start + n - k - 1]]:
+        k += 1
+    return k
+
+
 @_jit
 def run_length(s, sp, p: int) -> int:
     """Cards in the packed run on top of pile ``p`` (0 for an empty pile or a face-down top)."""
@@ -149,11 +169,7 @@ def run_length(s, sp, p: int) -> int:
     down = s[sp[O_DOWN] + p]
     if n == 0 or down >= n:
         return 0
-    wrap = sp[SP_WRAP] != 0
-    k = 1
-    while k < n - down and builds_on(pile_card(s, sp, p, n - k), pile_card(s, sp, p, n - k - 1), wrap):
-        k += 1
-    return k
+    return run_on(s, sp[O_TAB] + p * sp[SP_CAP], n, down, np.int64(sp[SP_WRAP] != 0))
 
 
 @_jit

@@ -74,6 +74,7 @@ from solitaire_env.engine.variant import (
     O_NWASTE,
     O_REDEALS,
     O_RESDOWN,
+    O_TAB,
     OB_FOUND,
     OB_RES,
     OB_STOCK,
@@ -92,6 +93,7 @@ from solitaire_env.engine.variant import (
     SP_STATE_SIZE,
     SP_STOCK_CAP,
     SP_WHOLE,
+    SP_WRAP,
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_FOUNDATION,
     TABLEAU_TO_TABLEAU,
@@ -180,6 +182,7 @@ def observe_piles(s, sp, codes, empty, cards, piles, found, summary) -> None:
     for k in range(flat.shape[0]):  # one flat loop: a slice assignment, or a loop per row, is many times slower
         flat[k] = source[k]
     whole = sp[SP_WHOLE] != 0
+    wrap = np.int64(sp[SP_WRAP] != 0)
     accepts = core._foundation_accepts(s, sp)  # bit c: a foundation takes card c (one call for every top)
     face_down, n_empty = 0, 0
     for p in range(n_piles):
@@ -190,8 +193,8 @@ def observe_piles(s, sp, codes, empty, cards, piles, found, summary) -> None:
             n_empty += 1
             piles[p, 2], piles[p, 3], piles[p, 4] = 0, 0, 0
             continue
-        run = core.run_length(s, sp, p)
         row = p * cap
+        run = core.run_on(s, sp[O_TAB] + row, n, d, wrap) if d < n else 0
         _fill(cards, row, codes, sp[OB_TAB] + row, n, False)
         top = codes[sp[OB_TAB] + row + n - 1]
         piles[p, 2], piles[p, 3], piles[p, 4] = run, _IDENTITY[top, 1], _IDENTITY[top, 2]
@@ -366,17 +369,23 @@ def _features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles
                     want_piles, want_actions) -> None:
     """:func:`observe_piles` and :func:`action_features` of every game (arrays not wanted may have no
     columns; ``seen`` has none when the env keeps no history)."""
-    scratch = np.empty(sp[SP_STATE_SIZE], dtype=np.int8)
-    candidates = np.empty(sp[SP_N_ACTIONS], dtype=np.int64)
-    facts = core._scratch(sp)
+    work = (np.empty(sp[SP_STATE_SIZE], dtype=np.int8), np.empty(sp[SP_N_ACTIONS], dtype=np.int64), core._scratch(sp))
+    b = core.borrowed  # no reference counting for the rows' views in the loop (core.borrowed)
+    states, sp, actions, codes, masks, seen, empty = b(states), b(sp), b(actions), b(codes), b(masks), b(seen), b(empty)
+    cards, piles, found, summary, act_out = b(cards), b(piles), b(found), b(summary), b(act_out)
+    scratch, candidates, facts = b(work[0]), b(work[1]), b(work[2])
     for i in range(states.shape[0]):
         if want_piles:
-            observe_piles(states[i], sp, codes[i], empty, cards[i], piles[i], found[i], summary[i])
+            _observe_piles(states[i], sp, codes[i], empty, cards[i], piles[i], found[i], summary[i])
         if want_actions:
-            action_features(states[i], sp, actions, codes[i], masks[i], seen[i], act_out[i], scratch, candidates,
-                            facts)
+            _action_features(states[i], sp, actions, codes[i], masks[i], seen[i], act_out[i], scratch, candidates,
+                             facts)
+    core.keep_alive(work)
 
 
+# Inlined into the batch loop, so that borrowed arrays stay borrowed in them.
+_observe_piles = njit(nogil=True, inline="always")(observe_piles.py_func)
+_action_features = njit(nogil=True, inline="always")(action_features.py_func)
 features_batch_serial = _jit(_features_batch)
 
 
