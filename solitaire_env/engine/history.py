@@ -509,7 +509,10 @@ def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i,
         candidates[found] = a
         found += mask[a] != 0
     ranks = facts[2 * piles : 3 * piles]
-    n_pending = 0
+    # Which of them may lead back, listed without a branch per move as well (whether a move passes the
+    # pair test is as unpredictable as whether it is legal): a move that turns a card up changes the
+    # progress, and one whose pair the filter lacks leads to a position not kept.
+    passed = 0
     for c in range(found):
         a = candidates[c]
         fro = actions[a, 1]
@@ -519,16 +522,20 @@ def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i,
             to = actions[a, 2]
             k = ranks[to] - ranks[fro]  # core.fitting_count
         n, d = np.int64(s[sp[O_LEN] + fro]), np.int64(s[sp[O_DOWN] + fro])
-        if n - k == d and d > 0:
-            continue  # the card under them turns up: the progress changes
         word, bit = _pair_bit(codes[tab + fro * cap + n - k], hw[to])  # (an empty pile's hash is 0)
-        if filt[i, word] & bit != 0:
-            child = _moved_key(s, codes, sp, fro, to, k, hw, total)
-            word, bit = _filter_bit(child)
-            if filt[i, word] & bit != 0 or child == key:  # else _has answers without a probe (key: kept below)
-                _prefetch_slot(small, keys, meta, i, child)
-                pending[2 * n_pending], pending[2 * n_pending + 1] = child, np.uint64(a)
-                n_pending += 1
+        spare[2 * passed], spare[2 * passed + 1] = a, k  # (spare is free until _insert below)
+        passed += ((filt[i, word] & bit) != 0) & ((n - k != d) | (d == 0))
+    n_pending = 0
+    for c in range(passed):
+        a, k = np.int64(spare[2 * c]), np.int64(spare[2 * c + 1])
+        fro = actions[a, 1]
+        to = empty if first_te >= 0 and a >= first_te else actions[a, 2]
+        child = _moved_key(s, codes, sp, fro, to, k, hw, total)
+        word, bit = _filter_bit(child)
+        _prefetch_slot(small, keys, meta, i, child)
+        pending[2 * n_pending], pending[2 * n_pending + 1] = child, np.uint64(a)
+        # else _has answers without a probe (key: kept below)
+        n_pending += ((filt[i, word] & bit) != 0) | (child == key)
     was_seen = _has(small, keys, meta, filt, i, key)
     if not was_seen:
         _insert(small, keys, meta, filt, i, key, spare)
