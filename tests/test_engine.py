@@ -9,6 +9,7 @@ import pytest
 from solitaire_env import VARIANTS, Game
 from solitaire_env.engine import core
 from solitaire_env.engine.state import deal, from_json, to_json
+from solitaire_env.engine.variant import O_DOWN, O_LEN
 
 VARIANT_NAMES = list(VARIANTS)
 
@@ -220,3 +221,25 @@ def test_usable_cpus_is_the_affinity_set_where_there_is_one():
     if hasattr(os, "sched_getaffinity"):
         assert core.usable_cpus() == len(os.sched_getaffinity(0))
     assert 1 <= core.usable_cpus() <= (os.cpu_count() or 1)
+
+
+def test_builds_table_is_builds_on_and_run_length_walks_it():
+    """core.BUILDS (what run walks read) holds builds_on for every pair of cards, with and without wrap,
+    and run_length agrees with a walk that calls builds_on card by card, over random play."""
+    for wrap in (False, True):
+        table = np.array([[core.builds_on(c, o, wrap) for o in range(52)] for c in range(52)])
+        np.testing.assert_array_equal(core.BUILDS[int(wrap), :52, :52].astype(bool), table)
+    assert core.BUILDS[:, 52:, :].sum() == 0 and core.BUILDS[:, :, 52:].sum() == 0
+    for variant in VARIANT_NAMES:
+        v = VARIANTS[variant]
+        sp, runs = v.spec, set()
+        for _, _, s in _random_games(variant, games=20, max_moves=200, seed=2):
+            for p in range(v.piles):
+                n, down = int(s[sp[O_LEN] + p]), int(s[sp[O_DOWN] + p])
+                k = 0 if n == down else 1
+                while 0 < k < n - down and core.builds_on(int(core.pile_card(s, sp, p, n - k)),
+                                                          int(core.pile_card(s, sp, p, n - k - 1)), v.wrap):
+                    k += 1
+                assert core.run_length(s, sp, p) == k
+                runs.add(k)
+        assert max(runs) >= 3  # some runs were walked, not only single cards
