@@ -15,13 +15,20 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
-import gymnasium as gym
-import numpy as np
+# Run as a script from the repository root: the benchmarks package and the checked-out solitaire_env
+# are imported from there (as benchmarks/bench.py does).
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
-import solitaire_env  # noqa: F401  (registers the ids)
-from benchmarks.kernels import pick_uniform
-from solitaire_env.engine import core
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+import solitaire_env  # noqa: F401, E402  (registers the ids)
+from benchmarks.kernels import pick_uniform  # noqa: E402
+from solitaire_env.engine import core  # noqa: E402
 
 N, WARM_UP = 1024, 300
 

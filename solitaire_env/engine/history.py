@@ -61,6 +61,7 @@ from solitaire_env.engine.variant import (
     O_NWASTE,
     O_REDEALS,
     O_RESDOWN,
+    O_TAB,
     OB_FOUND,
     OB_SIZE,
     OB_TAB,
@@ -455,9 +456,9 @@ def _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisi
 # filter's last words keep those pairs, hashed, for every top-run card of every position recorded in
 # the stretch; a move whose pair is not there cannot lead back, so its key is never computed. Random
 # play under no_revisit then keys four moves a position instead of ten. Within a stretch a move changes
-# two piles at most, and the pairs of the others are already there: only the changed piles' pairs are
-# added (all piles' at a stretch's first position), which keeps the same set. (Games where runs wrap, only
-# whole piles move or emptied piles refill take the general path.)
+# two piles at most, and the pairs of the others are already there: only the changed piles' new pairs
+# are added (_new_pairs; all piles' at a stretch's first position), which keeps the same set. (Games
+# where runs wrap, only whole piles move or emptied piles refill take the general path.)
 
 
 @_inline
@@ -468,12 +469,12 @@ def _pair_bit(x, under):
 
 
 @_inline
-def _add_pairs(s, codes, sp, facts, filt, i, hw, p) -> None:
-    """The pairs of pile ``p``: every top-run card lies on the rest of its pile."""
+def _add_pairs(s, codes, sp, facts, filt, i, hw, p, new) -> None:
+    """The pairs of pile ``p``'s top ``new`` cards (at most its run's): each lies on the rest of its pile."""
     cap = sp[SP_CAP]
     pile = sp[OB_TAB] + p * cap
     n, part = np.int64(s[sp[O_LEN] + p]), np.uint64(0)
-    for k in range(1, facts[sp[SP_PILES] + p] + 1):
+    for k in range(1, min(new, facts[sp[SP_PILES] + p]) + 1):
         x = codes[pile + n - k]
         part += np.uint64(x) * DEPTH[n - k]
         word, bit = _pair_bit(x, hw[p] - part)
@@ -481,8 +482,28 @@ def _add_pairs(s, codes, sp, facts, filt, i, hw, p) -> None:
 
 
 @_inline
+def _new_pairs(s, sp, facts, src, dst, landed):
+    """How many of the top cards of piles ``src`` and ``dst`` make pairs the filter lacks, after a move
+    within the stretch put ``landed`` cards from ``src`` onto ``dst`` (0 or less: not known; then every
+    top-run card of both). The filter holds the pairs of the position before the move: the cards under
+    the moved ones in ``dst`` lie where they lay, and so do those left in ``src`` when they were part of
+    the run that moved (the moved cards built on them); only if the whole run left does ``src`` show a
+    new run, whose pairs are all new."""
+    piles = sp[SP_PILES]
+    if landed <= 0 or src < 0 or dst < 0:
+        return facts[piles + src] if src >= 0 else 0, facts[piles + dst] if dst >= 0 else 0
+    ns = np.int64(s[sp[O_LEN] + src])
+    if ns == 0:
+        return 0, landed
+    cap, tab = sp[SP_CAP], sp[O_TAB]
+    bottom = s[tab + dst * cap + s[sp[O_LEN] + dst] - landed]  # the moved run's bottom card
+    below = s[tab + src * cap + ns - 1]  # what it lay on
+    return (0 if core.BUILDS[0, bottom, below] else facts[piles + src]), landed
+
+
+@_inline
 def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts, hw, candidates, total,
-                        empty, seen, want_seen, no_revisit, all_pairs, src, dst, key, spare, pending):
+                        empty, seen, want_seen, no_revisit, all_pairs, src, dst, landed, key, spare, pending):
     """Record this position's pairs (above: all piles' if ``all_pairs``, else those of piles ``src`` and
     ``dst``, -1 for none) and its ``key``, then flag or mask the legal moves between piles and into an
     empty pile that lead to a kept position; returns (whether ``key`` was kept already, how many moves it
@@ -495,12 +516,13 @@ def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i,
     first_tt, first_te = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[A_FIRST + TABLEAU_TO_EMPTY]
     if all_pairs:
         for p in range(piles):
-            _add_pairs(s, codes, sp, facts, filt, i, hw, p)
+            _add_pairs(s, codes, sp, facts, filt, i, hw, p, facts[piles + p])
     else:
+        new_src, new_dst = _new_pairs(s, sp, facts, src, dst, landed)
         if src >= 0:
-            _add_pairs(s, codes, sp, facts, filt, i, hw, src)
+            _add_pairs(s, codes, sp, facts, filt, i, hw, src, new_src)
         if dst >= 0:
-            _add_pairs(s, codes, sp, facts, filt, i, hw, dst)
+            _add_pairs(s, codes, sp, facts, filt, i, hw, dst, new_dst)
     # The legal moves, listed without a branch per action (which are legal is unpredictable); the
     # moves into an empty pile come last in the table.
     last = sp[SP_N_ACTIONS] if empty >= 0 and first_te >= 0 else (first_te if first_te >= 0 else sp[SP_N_ACTIONS])
@@ -548,7 +570,7 @@ def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i,
 
 @_inline
 def _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit, facts, hw,
-            scratch, scratch_codes, candidates, spare, pending, seen, rehash, src, dst):
+            scratch, scratch_codes, candidates, spare, pending, seen, rehash, src, dst, landed):
     """:func:`record`, inlined into the batched kernel (a call passing this many arrays cost more than
     much of its work). ``facts``: :func:`core._pile_facts` of ``s``, which :func:`core._legal_mask` leaves
     in its work space. ``hw``: env ``i``'s pile hashes; unless ``rehash``, ``clear`` or the row was never
@@ -574,7 +596,7 @@ def _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, cl
     if (no_revisit or want_seen) and n_legal > 0 and filtered:
         was_seen, taken, listed = _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i, facts,
                                                       hw, candidates, total, empty, seen, want_seen, no_revisit,
-                                                      new_stretch or all_piles, src, dst, key, spare, pending)
+                                                      new_stretch or all_piles, src, dst, landed, key, spare, pending)
         return was_seen, n_legal - taken, empty, listed
     was_seen = _has(small, keys, meta, filt, i, key)
     if not was_seen:
@@ -614,7 +636,7 @@ def record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, hashes
     core._pile_facts(s, sp, facts)
     was_seen, left, _, _ = _record(s, codes, sp, actions, mask, n_legal, small, keys, meta, filt, i, clear, no_revisit,
                                 facts, hashes[i], scratch, scratch_codes, candidates, spare, pending, seen, True,
-                                   -1, -1)
+                                   -1, -1, 0)
     return was_seen, left
 
 
@@ -675,14 +697,26 @@ def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal
     seen, act_out = b(seen), b(act_out)
     facts, scratch, scratch_codes, candidates, spare, pending = (
         b(work[0]), b(work[2]), b(work[3]), b(work[4]), b(work[5]), b(work[6]))
-    for i in range(states.shape[0]):
+    n_envs = states.shape[0]
+    for i in range(n_envs):
+        if i + 2 < n_envs:  # the next envs' rows of the history arrays, to be in cache when their turn comes
+            j = i + 2
+            _prefetch(meta, j, 0)
+            _prefetch(filt, j, 0)
+            _prefetch(filt, j, 8)
+            _prefetch(hashes, j, 0)
+            _prefetch(hashes, j, hashes.shape[1] - 1)
+            for w in range(0, small.shape[1], 8):
+                _prefetch(small, j, w)
         s, mask, codes = states[i], masks[i], obs[i]
         src, dst = _piles_moved(s, sp, actions, acts[i])
+        had = np.int64(s[sp[O_LEN] + dst]) if dst >= 0 else 0
         g, r, nl, f = core._step_one_work(s, sp, actions, acts[i], mask, codes, facts)
         gained[i], revealed[i], found[i], n_rules[i] = g, r, f, nl
+        landed = np.int64(s[sp[O_LEN] + dst]) - had if dst >= 0 else 0
         was_seen, left, empty, listed = _record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i,
                                                 clear[i], no_revisit, facts, hashes[i], scratch, scratch_codes,
-                                                candidates, spare, pending, seen[i], False, src, dst)
+                                                candidates, spare, pending, seen[i], False, src, dst, landed)
         revisit[i], n_legal[i] = was_seen, left
         if want_actions:  # (the moves between piles _record listed are not listed again)
             features._action_rows(s, sp, actions, codes, mask, seen[i], act_out[i], facts, empty, candidates,
