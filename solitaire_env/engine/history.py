@@ -137,6 +137,14 @@ def _prefetch(typingctx, table, row, col):
 
 
 @_inline
+def _ix(x):
+    """``x`` (never negative: every caller has checked) as an index numba uses with no wraparound test.
+    A signed index gets one (a negative index counts from the end), and in the per-move loops of the
+    no-revisit mask those tests took about a quarter of its time (docs/results.md, 2026-12-02)."""
+    return np.uint64(x)
+
+
+@_inline
 def _mix(x):
     """splitmix64's finaliser: a well-spread 64-bit value from any 64-bit value."""
     x = (x ^ (x >> np.uint64(30))) * _M1
@@ -156,14 +164,14 @@ def _nonzero(x):
 def _rehash_pile(codes, sp, work, p) -> None:
     """:func:`_pile_sums`' two hashes of pile ``p`` alone."""
     piles, cap = sp[SP_PILES], sp[SP_CAP]
-    tab = codes[sp[OB_TAB] + p * cap : sp[OB_TAB] + (p + 1) * cap]
+    tab = codes[_ix(sp[OB_TAB] + p * cap) : _ix(sp[OB_TAB] + (p + 1) * cap)]
     h = np.uint64(0)
     for k in range(cap):
         h += np.uint64(tab[k]) * DEPTH[k]
     if tab[0] == HIDDEN:
-        h += PILE_SALT[p]
-    work[p] = h
-    work[piles + p] = _mix(h)
+        h += PILE_SALT[_ix(p)]
+    work[_ix(p)] = h
+    work[_ix(piles + p)] = _mix(h)
 
 
 @_inline
@@ -237,7 +245,7 @@ def _progress(s, sp) -> int:
 def _offset(keys, meta, i) -> int:
     """Where env ``i``'s table starts in its big row: spread over the row, since at the same place in
     every row (rows lie 32 KiB apart) the tables would compete for the same cache sets."""
-    return (meta[i, M_SPREAD] * FIRST_SIZE) & (keys.shape[1] - meta[i, M_SIZE])
+    return (meta[_ix(i), M_SPREAD] * FIRST_SIZE) & (keys.shape[1] - meta[_ix(i), M_SIZE])
 
 
 @_inline
@@ -247,7 +255,7 @@ def _filter_bit(key):
 
 @_inline
 def _tag(meta, i, key):
-    return (key & _LOW) | (np.uint64(meta[i, M_GEN]) << _GEN_SHIFT)
+    return (key & _LOW) | (np.uint64(meta[_ix(i), M_GEN]) << _GEN_SHIFT)
 
 
 # The probes take the table's array as an argument: a helper returning the array to use cost ten
@@ -255,8 +263,8 @@ def _tag(meta, i, key):
 @_inline
 def _find_in(table, i, off, mask, gen, tag) -> bool:
     j = np.int64(tag & np.uint64(mask))
-    while table[i, off + j] >> _GEN_SHIFT == gen:
-        if table[i, off + j] == tag:
+    while table[_ix(i), _ix(off + j)] >> _GEN_SHIFT == gen:
+        if table[_ix(i), _ix(off + j)] == tag:
             return True
         j = (j + 1) & mask
     return False
@@ -265,17 +273,17 @@ def _find_in(table, i, off, mask, gen, tag) -> bool:
 @_inline
 def _place_in(table, i, off, mask, gen, tag) -> None:
     j = np.int64(tag & np.uint64(mask))
-    while table[i, off + j] >> _GEN_SHIFT == gen:
+    while table[_ix(i), _ix(off + j)] >> _GEN_SHIFT == gen:
         j = (j + 1) & mask
-    table[i, off + j] = tag
+    table[_ix(i), _ix(off + j)] = tag
 
 
 @_inline
 def _has(small, keys, meta, filt, i, key) -> bool:
     word, bit = _filter_bit(key)
-    if filt[i, word] & bit == 0:
+    if filt[_ix(i), _ix(word)] & bit == 0:
         return False
-    size, gen, tag = meta[i, M_SIZE], np.uint64(meta[i, M_GEN]), _tag(meta, i, key)
+    size, gen, tag = meta[_ix(i), M_SIZE], np.uint64(meta[_ix(i), M_GEN]), _tag(meta, i, key)
     if size <= small.shape[1]:
         return _find_in(small, i, 0, size - 1, gen, tag)
     return _find_in(keys, i, _offset(keys, meta, i), size - 1, gen, tag)
@@ -284,7 +292,7 @@ def _has(small, keys, meta, filt, i, key) -> bool:
 @_inline
 def _prefetch_slot(small, keys, meta, i, key) -> None:
     """Start loading the slot where a probe for ``key`` begins (as :func:`_has` finds it)."""
-    size, tag = meta[i, M_SIZE], _tag(meta, i, key)
+    size, tag = meta[_ix(i), M_SIZE], _tag(meta, i, key)
     j = np.int64(tag & np.uint64(size - 1))
     if size <= small.shape[1]:
         _prefetch(small, i, j)
@@ -354,8 +362,8 @@ def _clear(small, keys, meta, filt, i) -> None:
 
 
 # --- where a move leads ---------------------------------------------------------------------------
-# Arrays are indexed through views starting at their field (as in _pile_sums): an index numba cannot
-# prove non-negative gets a wraparound test, which also kept the hash loops from vectorizing.
+# Arrays are indexed through views starting at their field (as in _pile_sums), or with _ix: an index
+# numba cannot prove non-negative gets a wraparound test, which also kept the hash loops from vectorizing.
 
 
 @_inline
@@ -374,8 +382,8 @@ def _scan_tableau(s, codes, sp, hw, all_piles, src, dst):
             _rehash_pile(codes, sp, hw, dst)
         total = np.uint64(0)
         for p in range(piles):
-            total += hw[piles + p]
-    lens, downs = s[sp[O_LEN] : sp[O_LEN] + piles], s[sp[O_DOWN] : sp[O_DOWN] + piles]
+            total += hw[_ix(piles + p)]
+    lens, downs = s[_ix(sp[O_LEN]) : _ix(sp[O_LEN] + piles)], s[_ix(sp[O_DOWN]) : _ix(sp[O_DOWN] + piles)]
     hidden = np.int64(s[sp[O_RESDOWN]])
     for p in range(piles):
         hidden += downs[p]
@@ -392,14 +400,14 @@ def _moved_key(s, codes, sp, src, dst, count, hw, total):
     """The table key after the top ``count`` cards of pile ``src`` go onto pile ``dst``, in order, when
     nothing turns up and nothing refills an emptied pile: only the two piles change."""
     piles, cap, o_len = sp[SP_PILES], sp[SP_CAP], sp[O_LEN]
-    m, nj = np.int64(s[o_len + src]) - count, np.int64(s[o_len + dst])
+    m, nj = np.int64(s[_ix(o_len + src)]) - count, np.int64(s[_ix(o_len + dst)])
     first = sp[OB_TAB] + src * cap + m  # the moved cards' codes, as the observation has them
-    hs, hd = hw[src], hw[dst]
+    hs, hd = hw[_ix(src)], hw[_ix(dst)]
     for t in range(count):
-        code = np.uint64(codes[first + t])
-        hs -= code * DEPTH[m + t]
-        hd += code * DEPTH[nj + t]
-    return _nonzero(total - hw[piles + src] - hw[piles + dst] + _mix(hs) + _mix(hd))
+        code = np.uint64(codes[_ix(first + t)])
+        hs -= code * DEPTH[_ix(m + t)]
+        hd += code * DEPTH[_ix(nj + t)]
+    return _nonzero(total - hw[_ix(piles + src)] - hw[_ix(piles + dst)] + _mix(hs) + _mix(hd))
 
 
 @_jit
@@ -441,9 +449,9 @@ def _mark(small, keys, meta, filt, i, a, child, mask, seen, want_seen, no_revisi
     it took out of ``mask`` (0 or 1)."""
     if child != 0 and _has(small, keys, meta, filt, i, child):
         if want_seen:
-            seen[a] = 1
+            seen[_ix(a)] = 1
         if no_revisit:
-            mask[a] = 0
+            mask[_ix(a)] = 0
             return 1
     return 0
 
@@ -473,12 +481,12 @@ def _add_pairs(s, codes, sp, facts, filt, i, hw, p, new) -> None:
     """The pairs of pile ``p``'s top ``new`` cards (at most its run's): each lies on the rest of its pile."""
     cap = sp[SP_CAP]
     pile = sp[OB_TAB] + p * cap
-    n, part = np.int64(s[sp[O_LEN] + p]), np.uint64(0)
-    for k in range(1, min(new, facts[sp[SP_PILES] + p]) + 1):
-        x = codes[pile + n - k]
-        part += np.uint64(x) * DEPTH[n - k]
-        word, bit = _pair_bit(x, hw[p] - part)
-        filt[i, word] |= bit
+    n, part = np.int64(s[_ix(sp[O_LEN] + p)]), np.uint64(0)
+    for k in range(1, min(new, facts[_ix(sp[SP_PILES] + p)]) + 1):
+        x = codes[_ix(pile + n - k)]
+        part += np.uint64(x) * DEPTH[_ix(n - k)]
+        word, bit = _pair_bit(x, hw[_ix(p)] - part)
+        filt[_ix(i), _ix(word)] |= bit
 
 
 @_inline
@@ -492,13 +500,13 @@ def _new_pairs(s, sp, facts, src, dst, landed):
     piles = sp[SP_PILES]
     if landed <= 0 or src < 0 or dst < 0:
         return facts[piles + src] if src >= 0 else 0, facts[piles + dst] if dst >= 0 else 0
-    ns = np.int64(s[sp[O_LEN] + src])
+    ns = np.int64(s[_ix(sp[O_LEN] + src)])
     if ns == 0:
         return 0, landed
     cap, tab = sp[SP_CAP], sp[O_TAB]
-    bottom = s[tab + dst * cap + s[sp[O_LEN] + dst] - landed]  # the moved run's bottom card
-    below = s[tab + src * cap + ns - 1]  # what it lay on
-    return (0 if core.BUILDS[0, bottom, below] else facts[piles + src]), landed
+    bottom = s[_ix(tab + dst * cap + s[_ix(sp[O_LEN] + dst)] - landed)]  # the moved run's bottom card
+    below = s[_ix(tab + src * cap + ns - 1)]  # what it lay on
+    return (0 if core.BUILDS[0, _ix(bottom), _ix(below)] else facts[_ix(piles + src)]), landed
 
 
 @_inline
@@ -528,43 +536,44 @@ def _tableau_moves_back(s, codes, sp, actions, mask, small, keys, meta, filt, i,
     last = sp[SP_N_ACTIONS] if empty >= 0 and first_te >= 0 else (first_te if first_te >= 0 else sp[SP_N_ACTIONS])
     found = 0
     for a in range(first_tt, last):
-        candidates[found] = a
-        found += mask[a] != 0
+        candidates[_ix(found)] = a
+        found += mask[_ix(a)] != 0
     ranks = facts[2 * piles : 3 * piles]
     # Which of them may lead back, listed without a branch per move as well (whether a move passes the
     # pair test is as unpredictable as whether it is legal): a move that turns a card up changes the
     # progress, and one whose pair the filter lacks leads to a position not kept.
     passed = 0
     for c in range(found):
-        a = candidates[c]
-        fro = actions[a, 1]
+        a = candidates[_ix(c)]
+        fro = actions[_ix(a), 1]
         if first_te >= 0 and a >= first_te:
-            to, k = empty, actions[a, 3]
+            to, k = empty, actions[_ix(a), 3]
         else:
-            to = actions[a, 2]
-            k = ranks[to] - ranks[fro]  # core.fitting_count
-        n, d = np.int64(s[sp[O_LEN] + fro]), np.int64(s[sp[O_DOWN] + fro])
-        word, bit = _pair_bit(codes[tab + fro * cap + n - k], hw[to])  # (an empty pile's hash is 0)
-        spare[2 * passed], spare[2 * passed + 1] = a, k  # (spare is free until _insert below)
-        passed += ((filt[i, word] & bit) != 0) & ((n - k != d) | (d == 0))
+            to = actions[_ix(a), 2]
+            k = ranks[_ix(to)] - ranks[_ix(fro)]  # core.fitting_count
+        n, d = np.int64(s[_ix(sp[O_LEN] + fro)]), np.int64(s[_ix(sp[O_DOWN] + fro)])
+        # (an empty pile's hash is 0)
+        word, bit = _pair_bit(codes[_ix(tab + fro * cap + n - k)], hw[_ix(to)])
+        spare[_ix(2 * passed)], spare[_ix(2 * passed + 1)] = a, k  # (spare is free until _insert below)
+        passed += ((filt[_ix(i), _ix(word)] & bit) != 0) & ((n - k != d) | (d == 0))
     n_pending = 0
     for c in range(passed):
-        a, k = np.int64(spare[2 * c]), np.int64(spare[2 * c + 1])
-        fro = actions[a, 1]
-        to = empty if first_te >= 0 and a >= first_te else actions[a, 2]
+        a, k = np.int64(spare[_ix(2 * c)]), np.int64(spare[_ix(2 * c + 1)])
+        fro = actions[_ix(a), 1]
+        to = empty if first_te >= 0 and a >= first_te else actions[_ix(a), 2]
         child = _moved_key(s, codes, sp, fro, to, k, hw, total)
         word, bit = _filter_bit(child)
         _prefetch_slot(small, keys, meta, i, child)
-        pending[2 * n_pending], pending[2 * n_pending + 1] = child, np.uint64(a)
+        pending[_ix(2 * n_pending)], pending[_ix(2 * n_pending + 1)] = child, np.uint64(a)
         # else _has answers without a probe (key: kept below)
-        n_pending += ((filt[i, word] & bit) != 0) | (child == key)
+        n_pending += ((filt[_ix(i), _ix(word)] & bit) != 0) | (child == key)
     was_seen = _has(small, keys, meta, filt, i, key)
     if not was_seen:
         _insert(small, keys, meta, filt, i, key, spare)
     taken = 0
     for c in range(n_pending):
-        taken += _mark(small, keys, meta, filt, i, np.int64(pending[2 * c + 1]), pending[2 * c], mask, seen,
-                       want_seen, no_revisit)
+        taken += _mark(small, keys, meta, filt, i, np.int64(pending[_ix(2 * c + 1)]), pending[_ix(2 * c)], mask,
+                       seen, want_seen, no_revisit)
     return was_seen, taken, found
 
 
@@ -673,11 +682,11 @@ def _piles_moved(s, sp, actions, a):
     (a move into an empty pile goes to the lowest one). A refill from the reserve lands on the source."""
     if a < 0:
         return -1, -1
-    kind, src, dst = actions[a, 0], actions[a, 1], actions[a, 2]
+    kind, src, dst = actions[_ix(a), 0], actions[_ix(a), 1], actions[_ix(a), 2]
     if kind == TABLEAU_TO_EMPTY or kind == WASTE_TO_EMPTY:
         dst = -1
         for p in range(sp[SP_PILES]):
-            if s[sp[O_LEN] + p] == 0:
+            if s[_ix(sp[O_LEN] + p)] == 0:
                 dst = p
                 break
     return src, dst
@@ -710,10 +719,10 @@ def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal
                 _prefetch(small, j, w)
         s, mask, codes = states[i], masks[i], obs[i]
         src, dst = _piles_moved(s, sp, actions, acts[i])
-        had = np.int64(s[sp[O_LEN] + dst]) if dst >= 0 else 0
+        had = np.int64(s[_ix(sp[O_LEN] + dst)]) if dst >= 0 else 0
         g, r, nl, f = core._step_one_work(s, sp, actions, acts[i], mask, codes, facts)
         gained[i], revealed[i], found[i], n_rules[i] = g, r, f, nl
-        landed = np.int64(s[sp[O_LEN] + dst]) - had if dst >= 0 else 0
+        landed = np.int64(s[_ix(sp[O_LEN] + dst)]) - had if dst >= 0 else 0
         was_seen, left, empty, listed = _record(s, codes, sp, actions, mask, nl, small, keys, meta, filt, i,
                                                 clear[i], no_revisit, facts, hashes[i], scratch, scratch_codes,
                                                 candidates, spare, pending, seen[i], False, src, dst, landed)
