@@ -167,6 +167,39 @@ def test_returned_observations_are_not_overwritten_later():
         np.testing.assert_array_equal(returned, snapshot)
 
 
+@pytest.mark.parametrize("no_revisit", [False, True])
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_reset_envs_deals_only_the_given_sub_envs(env_id, no_revisit):
+    """reset_envs (one compiled pass over the games it deals) leaves every other sub-env as it was, and a
+    dealt one starts as a fresh single env on that deal; what it returns is not written again later."""
+    n = 4
+    env = gym.make_vec(env_id, num_envs=n, no_revisit=no_revisit)
+    u = env.unwrapped
+    _, info = env.reset(seed=3)
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        _, _, _, _, info = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]]))
+    names = ("states", "masks", "codes", "found", "n_legal", "steps", "revisit", "n_rules")
+    before = {name: getattr(u, name).copy() for name in names}
+    meta = u.history.meta.copy() if no_revisit else None
+    obs = u.reset_envs(np.array([1, 3]))
+    snapshot = obs.copy()
+    for name, old in before.items():
+        np.testing.assert_array_equal(getattr(u, name)[[0, 2]], old[[0, 2]], err_msg=name)
+    if no_revisit:
+        np.testing.assert_array_equal(u.history.meta[[0, 2]], meta[[0, 2]])
+    single = gym.make(env_id, no_revisit=no_revisit)
+    for i in (1, 3):
+        assert u.steps[i] == 0 and not u.prev_done[i]
+        _, expected = single.reset(seed=int(u.deal_seeds[i]))
+        np.testing.assert_array_equal(u.masks[i], expected["action_mask"])
+        np.testing.assert_array_equal(obs[i], single.unwrapped._codes)
+        assert u.found[i] == expected["foundation_cards"]
+    env.step(np.array([np.flatnonzero(m)[0] for m in u.masks]))
+    u.reset_envs(np.array([0]))
+    np.testing.assert_array_equal(obs, snapshot)
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_threaded_kernels_equal_the_serial_ones(env_id):
     from solitaire_env.engine import core

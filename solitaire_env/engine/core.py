@@ -620,10 +620,18 @@ def _step_one_work(s, sp, actions, a, mask, obs, work):
     return found - found0, hidden0 - hidden_cards(s, sp), n_legal, found
 
 
+# An ``acts`` entry for a game the batched step leaves alone, its rows of every array unwritten (a
+# batched env's ``reset_envs`` steps only the games it dealt anew, with -1: no move).
+SKIP = -2
+
+
 def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
-    """Advance game ``i`` by action ``acts[i]`` (none if negative; illegal ones change nothing)."""
+    """Advance game ``i`` by action ``acts[i]`` (none if negative; illegal ones change nothing; ``SKIP``
+    or below: not even observed)."""
     work = _scratch(sp)
     for i in range(states.shape[0]):
+        if acts[i] <= SKIP:
+            continue
         gained[i], revealed[i], n_legal[i], found[i] = _step_one_work(states[i], sp, actions, acts[i], masks[i],
                                                                       obs[i], work)
 

@@ -694,7 +694,8 @@ def _piles_moved(s, sp, actions, a):
 
 def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found, clear, small, keys, meta,
                 filt, hashes, revisit, n_rules, seen, no_revisit, act_out) -> None:
-    """:func:`core.step_batch`, then :func:`record` for each game (``clear``: its episode starts here),
+    """:func:`core.step_batch`, then :func:`record` for each game (``clear``: its episode starts here;
+    ``acts[i]`` at or below ``core.SKIP``: game ``i`` is left alone),
     and its action features into ``act_out[i]`` when ``act_out`` has rows (one pass over the envs: their
     arrays are still in cache). The pile hashes of ``hashes[i]`` are kept from step to step: only the
     piles the move changed are hashed again."""
@@ -708,6 +709,8 @@ def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal
         b(work[0]), b(work[2]), b(work[3]), b(work[4]), b(work[5]), b(work[6]))
     n_envs = states.shape[0]
     for i in range(n_envs):
+        if acts[i] <= core.SKIP:  # (reset_envs: only the games dealt anew)
+            continue
         if i + 2 < n_envs:  # the next envs' rows of the history arrays, to be in cache when their turn comes
             j = i + 2
             _prefetch(meta, j, 0)

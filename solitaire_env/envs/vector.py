@@ -250,21 +250,30 @@ class SolitaireVectorEnv(VectorEnv):
 
     def reset_envs(self, indices: np.ndarray) -> Any:
         """Deal new games to the given sub-envs now (same-step autoreset, as the SB3 adapter needs)."""
-        v = self.variant
+        v, n = self.variant, self.num_envs
+        rows = np.asarray(indices, dtype=np.int64).reshape(-1)
         self.codes, self.masks = self.codes.copy(), self.masks.copy()  # the last step's belong to the caller now
-        for i in indices:
+        for i in rows:
             self._deal(int(i), None)
-            self.n_legal[i] = self.n_rules[i] = core.legal_mask(self.states[i], v.spec, v.actions, self.masks[i])
-            core.observe(self.states[i], v.spec, self.codes[i])
-            self.found[i] = core.foundation_cards(self.states[i], v.spec)
-            self.to_win[i] = max(v.n_cards - self.found[i], 1)
-            if self.history is not None:
-                self.revisit[i], self.n_legal[i] = self.history.record(
-                    int(i), self.states[i], self.codes[i], self.masks[i], int(self.n_legal[i]), True, self.no_revisit,
-                    self.seen[i] if self.action_features else None)
-        self.steps[indices] = 0
-        self.prev_done[indices] = False
-        return self._observe(self.codes.copy(), {}, stepped=False)
+        # One compiled pass over the dealt games alone (the others' rows are left as they are), as the
+        # step resets them: a call per game to each kernel cost more than the deal.
+        acts = np.full(n, core.SKIP, dtype=np.int64)
+        acts[rows] = -1
+        if self.history is None:
+            core.step_batch_serial(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained,
+                                   self.revealed, self.n_legal, self.found)
+            self.n_rules[rows] = self.n_legal[rows]
+        else:
+            h, clear = self.history, np.zeros(n, dtype=bool)
+            clear[rows] = True
+            history.step_batch_serial(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained,
+                                      self.revealed, self.n_legal, self.found, clear, h.small, h.keys, h.meta, h.filt,
+                                      h.hashes, self.revisit, self.n_rules, self.seen, self.no_revisit,
+                                      self._no_action_features)
+        self.to_win[rows] = np.maximum(v.n_cards - self.found[rows], 1)
+        self.steps[rows] = 0
+        self.prev_done[rows] = False
+        return self._observe(self.codes, {}, stepped=False)  # (no copy: as the step's, it is never written again)
 
     def get_state(self, i: int) -> dict:
         from solitaire_env.engine.state import to_json
