@@ -11,6 +11,11 @@ playing its own uniform picks (autoreset at its time limit). After 300 steps of 
 half-second slices from the first steps of synchronised games; this is the steady state over many more
 steps. Prints milliseconds a step of each env and three ratios: own games (the default env on its own
 games over the option's env), same games, and what the option's games cost the default env itself.
+
+Its own-games figure is not the option's cost as a user meets it (``no_revisit_steady.py`` is): only
+the option's env deals with ``reset_envs`` here, and stepping three envs in turn every step makes
+glibc's malloc hand memory back and fault it in again, hundreds of thousands of times a run
+(docs/results.md, "2026-12-02: the steady state as a user runs the env").
 """
 
 from __future__ import annotations
