@@ -601,15 +601,9 @@ def observe(s, sp, obs) -> None:
 
 
 @_jit
-def _step_one(s, sp, actions, a, mask, obs):
-    """One env step (no move when ``a < 0``): (foundation cards gained, cards revealed, legal moves after)."""
-    gained, revealed, n_legal, _ = _step_one_work(s, sp, actions, a, mask, obs, _scratch(sp))
-    return gained, revealed, n_legal
-
-
-@_jit
 def _step_one_work(s, sp, actions, a, mask, obs, work):
-    """:func:`_step_one` with :func:`_legal_mask`'s scratch array; also returns the foundation cards after."""
+    """One env step (no move when ``a < 0``), ``work``: :func:`_scratch` for :func:`_legal_mask`. Returns
+    (foundation cards gained, cards revealed, legal moves after, foundation cards after)."""
     found0 = foundation_cards(s, sp)
     hidden0 = hidden_cards(s, sp)
     if a >= 0:

@@ -173,6 +173,7 @@ class SolitaireEnv(gym.Env):
         self.deal_seed: int | None = 0
         self._codes = np.zeros(v.obs_size, dtype=OBS_DTYPE)
         self._mask = np.zeros(v.n_actions, dtype=np.int8)
+        self._work = core._scratch(v.spec)  # the legal mask's work space, kept: reset and step share one kernel
         self._n_legal = 0
         self._n_rules = 0  # legal moves by the rules alone (the mask may hold fewer with no_revisit)
         self._revisit = False
@@ -206,8 +207,8 @@ class SolitaireEnv(gym.Env):
             if self.illegal_action == "raise":
                 raise ValueError(f"action {a} is not legal here: {move}")
         else:
-            gained, revealed, self._n_legal = core._step_one(
-                game.state, v.spec, v.actions, a, self._mask, self._codes
+            gained, revealed, self._n_legal, _ = core._step_one_work(
+                game.state, v.spec, v.actions, a, self._mask, self._codes, self._work
             )
             self._n_rules = self._n_legal
             info["move"] = move
@@ -280,8 +281,10 @@ class SolitaireEnv(gym.Env):
 
     def _start(self) -> tuple[Any, dict]:
         v, s = self.variant, self.game.state
-        self._n_legal = self._n_rules = core.legal_mask(s, v.spec, v.actions, self._mask)
-        core.observe(s, v.spec, self._codes)
+        # The step's kernel with no move: a fresh process then compiles one kernel for reset and step
+        # (a cold first use spent about a second more compiling separate ones).
+        _, _, self._n_legal, _ = core._step_one_work(s, v.spec, v.actions, -1, self._mask, self._codes, self._work)
+        self._n_rules = self._n_legal
         if self._history is not None:
             self._record(clear=True)
         self._to_win = max(v.n_cards - self.game.foundation_cards, 1)
