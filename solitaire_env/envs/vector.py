@@ -156,9 +156,9 @@ class SolitaireVectorEnv(VectorEnv):
         self.steps[which] = 0
         self.prev_done = self.prev_done & ~which if self._ready else np.zeros(n, dtype=bool)
         self.codes, self.masks = np.empty_like(self.codes), np.empty_like(self.masks)  # the last step's: the caller's
-        if self.history is None:
-            core.observe_batch(self.states, self.variant.spec, self.variant.actions, self.masks, self.codes,
-                               self.found, self.n_legal)
+        if self.history is None:  # the step's kernel with no moves (one kernel to compile for reset and step)
+            core.step_batch(self.states, self.variant.spec, self.variant.actions, np.full(n, -1, dtype=np.int64),
+                            self.masks, self.codes, self.gained, self.revealed, self.n_legal, self.found)
         else:  # a step without moves: masks and observations, and the reset sub-envs' histories start anew
             kept = self.revisit.copy()
             self._step_history(np.full(n, -1, dtype=np.int64), which)
