@@ -1,16 +1,16 @@
-"""Baseline agents for the three games, behind one interface (:class:`~agents.base.Agent`).
+"""Baseline agents for the three games, behind one interface (:class:`~solitaire_env.agents.base.Agent`).
 
->>> from agents import make_agent
+>>> from solitaire_env.agents import make_agent
 >>> agent = make_agent("heuristic", "RankAndFile-v0", seed=0)   # or "random", or "runs/x/model.zip"
 >>> agent.reset(seed=0); action = agent.act(obs, info)
 
 ``random``: uniform over the legal actions; ``heuristic``: the rule-based player of
-:mod:`agents.heuristic`; ``search`` (or ``search:WxN``): the determinized search agent of
-:mod:`agents.search`; a path to a ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
+:mod:`solitaire_env.agents.heuristic`; ``search`` (or ``search:WxN``): the determinized search agent of
+:mod:`solitaire_env.agents.search`; a path to a ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
 (:mod:`agents.ppo`, needs the ``train`` extra), or to a training run directory: its
 ``best_model.zip``, else its ``final_model.zip``; ``sample:PATH``: that checkpoint's policy sampled
 instead of played greedily; ``pretrained``: the game's shipped policy (``agents/pretrained/<game>.zip``,
-a :class:`~agents.move_scorer.MoveScorerPolicy` trained by ``configs/<game>_scorer.yaml``; needs the
+a :class:`~solitaire_env.agents.move_scorer.MoveScorerPolicy` trained by ``configs/<game>_scorer.yaml``; needs the
 ``train`` extra), which plays in the env options it was trained with (:attr:`Agent.env_kwargs`).
 """
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 
-from agents.base import Agent
-from agents.heuristic import HeuristicAgent
-from agents.random_agent import RandomAgent
+from solitaire_env.agents.base import Agent
+from solitaire_env.agents.heuristic import HeuristicAgent
+from solitaire_env.agents.random_agent import RandomAgent
 from solitaire_env.envs.registration import ENV_IDS
 
 AGENT_NAMES = ("random", "heuristic", "search", "pretrained")
@@ -50,7 +50,7 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
         return HeuristicAgent(ENV_IDS[env_id][1], seed)
     if name_or_path == "search" or name_or_path.startswith("search:"):
         # "search:WxN": W guesses of the hidden cards per decision, N solver positions per guess.
-        from agents.search import SearchAgent
+        from solitaire_env.agents.search import SearchAgent
 
         spec = name_or_path.removeprefix("search").removeprefix(":")
         try:
@@ -62,7 +62,7 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
         agent.name = name_or_path
         return agent
     if name_or_path in ("pretrained", "sample:pretrained"):
-        from agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
+        from solitaire_env.agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
 
         return MaskablePPOAgent.load(pretrained_path(env_id), env_id, name=name_or_path,
                                      deterministic=name_or_path == "pretrained")
@@ -71,7 +71,7 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
     path = name_or_path.removeprefix("sample:")
     looks_like_path = path.endswith(".zip") or os.sep in path or "/" in path
     if looks_like_path or os.path.exists(path):
-        from agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
+        from solitaire_env.agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
 
         return MaskablePPOAgent.load(path, env_id, name=name_or_path, deterministic=not sample)
     raise ValueError(f"unknown agent {name_or_path!r}: use random, heuristic, search, search:WxN, pretrained, "

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
+from solitaire_env.agents.base import Agent
 from solitaire_env.engine import core
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.variant import (

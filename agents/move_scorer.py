@@ -36,8 +36,8 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
+from solitaire_env.agents.policies import FastMaskablePolicy
 from solitaire_env.engine import features as F
-from solitaire_env.envs.sb3 import FastMaskablePolicy
 
 # Card tokens: 1-52 a card seen (the observation's code), 53 + state for a slot without one.
 N_TOKENS = 53 + 4

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -11,12 +13,47 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.base import Agent
+from solitaire_env.agents.base import Agent
 from solitaire_env.envs.base import DICT_MODES, OBS_MODES, ObservationEncoder, observation_space
 from solitaire_env.envs.registration import ENV_IDS
 
 # The env options a policy's play depends on, read from its run's config (or a <checkpoint>.json beside it).
 PLAY_OPTIONS = ("obs_mode", "action_features", "no_revisit", "track_revisits")
+
+# Where the classes named in the pickles of checkpoints saved by 0.2 and earlier live now: the agents
+# installed as a top-level ``agents`` package then, and the policies sat in the SB3 adapter.
+LEGACY_POLICIES = ("FastMaskablePolicy", "CardCodesPolicy", "CardEmbedding", "UpdateThreads")
+
+
+@contextlib.contextmanager
+def legacy_class_paths():
+    """While loading a checkpoint, the old class paths name the classes where they live now."""
+    from solitaire_env.agents import move_scorer, policies
+    from solitaire_env.envs import sb3
+
+    aliases = {"agents": sys.modules["solitaire_env.agents"], "agents.move_scorer": move_scorer,
+               "agents.policies": policies}
+    added = [name for name in aliases if name not in sys.modules]
+    sys.modules.update({name: aliases[name] for name in added})
+    moved = [name for name in LEGACY_POLICIES if not hasattr(sb3, name)]
+    for name in moved:
+        setattr(sb3, name, getattr(policies, name))
+    try:
+        yield
+    finally:
+        for name in added:
+            del sys.modules[name]
+        for name in moved:
+            delattr(sb3, name)
+
+
+def load_model(path: str | os.PathLike, **kwargs: Any) -> Any:
+    """``MaskablePPO.load(path, **kwargs)``, also for checkpoints that name the classes' old paths."""
+    from sb3_contrib import MaskablePPO
+
+    with legacy_class_paths():
+        return MaskablePPO.load(path, **kwargs)
+
 
 # What a training run directory holds (solitaire_env.tools.training), in the order taken.
 RUN_DIR_MODELS = ("best_model.zip", "final_model.zip")
@@ -116,11 +153,11 @@ class MaskablePPOAgent(Agent):
         if not zipfile.is_zipfile(path):  # also what a truncated save looks like: the zip directory is at the end
             raise ValueError(_unreadable(path, "not a complete zip archive"))
         try:
-            from sb3_contrib import MaskablePPO
+            import sb3_contrib  # noqa: F401
         except ImportError as e:  # pragma: no cover - the train extra is missing
             raise ValueError(f"loading {path} needs sb3-contrib (pip install 'solitaire-env[train]')") from e
         try:
-            model = MaskablePPO.load(path, device="cpu")
+            model = load_model(path, device="cpu")
         except Exception as e:  # anything SB3 or torch raises on a bad file
             raise ValueError(_unreadable(path, _short_reason(e))) from e
         try:

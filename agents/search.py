@@ -10,7 +10,7 @@ wins as many of the same guesses (a solution's first move is only one of many wi
 the heuristic's is the better bet on the table as it really is). A move back to a position
 already seen this episode gets no vote (a guess cannot tell that a move undoes the last one; without
 this rule the agent cycled until the time limit). Where no guess is solved within the budget it plays
-as the heuristic agent (:mod:`agents.heuristic`) would.
+as the heuristic agent (:mod:`solitaire_env.agents.heuristic`) would.
 
 It reads only the observation and the action mask, never the engine's state, so two positions that
 differ only in hidden cards get the same choices (tested). Its randomness (the guesses) comes from
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
-from agents.heuristic import HeuristicAgent, Rules, Table
 from solitaire_env import solver
+from solitaire_env.agents.base import Agent
+from solitaire_env.agents.heuristic import HeuristicAgent, Rules, Table
 from solitaire_env.engine import core, state
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.variant import Variant

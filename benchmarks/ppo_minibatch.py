@@ -20,7 +20,8 @@ from typing import Any
 import torch
 
 import solitaire_env  # noqa: F401  (registers the ids)
-from solitaire_env.envs.sb3 import FastMaskablePolicy, make_sb3_vec_env
+from solitaire_env.agents.policies import FastMaskablePolicy
+from solitaire_env.envs.sb3 import make_sb3_vec_env
 from solitaire_env.tools.training import build_model, load_config
 
 

@@ -27,7 +27,8 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 import solitaire_env  # noqa: F401  (registers the ids)
-from solitaire_env.envs.sb3 import FastMaskablePolicy, UpdateThreads, make_sb3_vec_env
+from solitaire_env.agents.policies import FastMaskablePolicy, UpdateThreads
+from solitaire_env.envs.sb3 import make_sb3_vec_env
 from solitaire_env.tools.training import build_model, load_config
 
 # name: (features_extractor_kwargs, optimizer_kwargs, sb3-contrib's passes, update threads, epochs per

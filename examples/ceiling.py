@@ -25,7 +25,7 @@ def agent_rows(args) -> tuple[list[dict], dict[str, set[int]], range]:
     """One summary per agent (evaluated now or loaded), and the deals each agent won."""
     summaries, records = {}, []
     if args.agent:
-        from agents import make_agent
+        from solitaire_env.agents import make_agent
         from solitaire_env.tools.evaluation import evaluate
 
         agents = {name: make_agent(name, args.env, seed=args.seed) for name in args.agent}

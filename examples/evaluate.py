@@ -6,7 +6,7 @@ The same as: solitaire-env evaluate --env Rainbow-v0 --agent random --agent heur
 
 import sys
 
-from agents import make_agent
+from solitaire_env.agents import make_agent
 from solitaire_env.tools.evaluation import evaluate
 
 env_id = "Rainbow-v0"

@@ -50,7 +50,7 @@ built up in suit from the Ace.
 
 ## The heuristic agent wins a Rainbow deal
 
-The rule-based agent (`agents.make_agent("heuristic", "Rainbow-v0", seed)`; it sees only the
+The rule-based agent (`solitaire_env.agents.make_agent("heuristic", "Rainbow-v0", seed)`; it sees only the
 observation) wins Rainbow deal {win_seed} in {win_moves} moves: the first deal, counting from 0, that it
 wins. At {fps} moves a second, one frame per move; the caption under the table gives each move in the
 notation of the terminal game (`solitaire_env/tools/play.py`).
@@ -69,11 +69,11 @@ solitaire-env replay rec/heuristic-deal-1.json --gif win.gif --fps 6    # or --h
 
 def heuristic_agent(env_id: str, seed: int):
     try:
-        from agents import make_agent
+        from solitaire_env.agents import make_agent
 
         return make_agent("heuristic", env_id, seed)
     except (ImportError, AttributeError):  # the agents package without its factory
-        from agents.heuristic import HeuristicAgent
+        from solitaire_env.agents.heuristic import HeuristicAgent
 
         return HeuristicAgent("rainbow", seed=seed)
 

@@ -6,7 +6,7 @@ Run: python examples/quickstart.py
 import gymnasium as gym
 
 import solitaire_env  # noqa: F401  (registers the envs)
-from agents import HeuristicAgent, RandomAgent
+from solitaire_env.agents import HeuristicAgent, RandomAgent
 
 for env_id in ("RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"):
     env = gym.make(env_id)

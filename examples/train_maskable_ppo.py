@@ -8,7 +8,8 @@ import gymnasium as gym
 import torch
 from sb3_contrib import MaskablePPO
 
-from solitaire_env.envs.sb3 import CardCodesPolicy, make_sb3_vec_env
+from solitaire_env.agents.policies import CardCodesPolicy
+from solitaire_env.envs.sb3 import make_sb3_vec_env
 
 torch.set_num_threads(1)  # small networks: one thread is fastest (docs/design.md)
 venv = make_sb3_vec_env("Rainbow-v0", n_envs=16, seed=0)  # 16 games stepped in one compiled call

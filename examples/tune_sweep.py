@@ -59,7 +59,7 @@ def run_trial(params: dict, base: dict, timesteps: int | None, eval_episodes: in
     """One trial, inside a Ray worker: train, then play the run's model on validation deals and report."""
     from ray import tune
 
-    from agents import make_agent
+    from solitaire_env.agents import make_agent
     from solitaire_env.engine.deals import VALIDATION
     from solitaire_env.tools.evaluation import evaluate
     from solitaire_env.tools.training import parse_config, train

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import solitaire_env  # noqa: F401
-from agents import AGENT_NAMES, HeuristicAgent, RandomAgent, make_agent
-from agents.heuristic import UNKNOWN, Rules
+from solitaire_env.agents import AGENT_NAMES, HeuristicAgent, RandomAgent, make_agent
+from solitaire_env.agents.heuristic import UNKNOWN, Rules
 from solitaire_env.tools.evaluation import evaluate
 
 ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]

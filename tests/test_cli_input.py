@@ -111,7 +111,7 @@ def checkpoint(tmp_path_factory):
 
 
 def test_a_run_directory_plays_its_best_model_else_its_final_model(checkpoint, tmp_path, capsys):
-    from agents import make_agent
+    from solitaire_env.agents import make_agent
 
     run = tmp_path / "run"
     run.mkdir()
@@ -165,7 +165,7 @@ def test_a_damaged_checkpoint_is_one_clear_line(checkpoint, tmp_path, kind, caps
 
 
 def test_a_damaged_checkpoint_through_the_python_api(checkpoint, tmp_path):
-    from agents import make_agent
+    from solitaire_env.agents import make_agent
 
     with pytest.raises(ValueError, match="the file is damaged or not an SB3 save") as exc:
         make_agent(str(_damaged(checkpoint, tmp_path, "garbage-tensors")), "Rainbow-v0")

@@ -9,7 +9,7 @@ import gymnasium as gym
 import pytest
 
 import solitaire_env  # noqa: F401
-from agents import make_agent
+from solitaire_env.agents import make_agent
 from solitaire_env.tools.cli import main
 from solitaire_env.tools.evaluation import agent_seed, evaluate, wilson_interval
 

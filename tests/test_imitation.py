@@ -9,8 +9,8 @@ import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 import solitaire_env  # noqa: E402,F401
-from agents import make_agent  # noqa: E402
-from agents.move_scorer import MoveScorerPolicy  # noqa: E402
+from solitaire_env.agents import make_agent  # noqa: E402
+from solitaire_env.agents.move_scorer import MoveScorerPolicy  # noqa: E402
 from solitaire_env.envs.sb3 import make_sb3_vec_env  # noqa: E402
 from solitaire_env.tools import imitation  # noqa: E402
 

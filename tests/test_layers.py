@@ -25,7 +25,7 @@ import solitaire_env
 modules = sorted(m.name for m in pkgutil.walk_packages(solitaire_env.__path__, "solitaire_env."))
 for name in modules:
     importlib.import_module(name)
-after_import = sorted(m for m in sys.modules if m == "agents" or m.startswith("agents."))
+after_import = sorted(m for m in sys.modules if m == "solitaire_env.agents" or m.startswith("solitaire_env.agents."))
 ray_loaded = "ray" in sys.modules  # Ray is optional: imported only when --ray asks for it
 
 from solitaire_env.solver import api, solve
@@ -35,7 +35,7 @@ rollouts = []
 real = api.rollout
 api.rollout = lambda *a, **k: rollouts.append(1) or real(*a, **k)
 result = solve("rank_and_file", seed=14, agent_guidance=True, time_limit=None, max_nodes=3000)
-after_solve = sorted(m for m in sys.modules if m == "agents" or m.startswith("agents."))
+after_solve = sorted(m for m in sys.modules if m == "solitaire_env.agents" or m.startswith("solitaire_env.agents."))
 print(json.dumps({"modules": modules, "after_import": after_import, "after_solve": after_solve, "ray": ray_loaded,
                   "rollouts": len(rollouts), "nodes": result.nodes}))
 """

@@ -12,7 +12,7 @@ import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 import solitaire_env  # noqa: E402,F401
-from agents.move_scorer import MoveScorerPolicy  # noqa: E402
+from solitaire_env.agents.move_scorer import MoveScorerPolicy  # noqa: E402
 from solitaire_env.envs.registration import ENV_IDS  # noqa: E402
 from solitaire_env.envs.sb3 import make_sb3_vec_env  # noqa: E402
 from tests.test_agents import _shuffle_hidden  # noqa: E402
@@ -123,7 +123,7 @@ def test_batched_evaluation_plays_the_single_env_episodes(tmp_path):
     """evaluate plays a greedy policy agent in the batched env; the episodes are those of single play."""
     import json
 
-    from agents.ppo import MaskablePPOAgent
+    from solitaire_env.agents.ppo import MaskablePPOAgent
     from solitaire_env.tools.evaluation import evaluate
 
     model = _model("Rainbow-v0")

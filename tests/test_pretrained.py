@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 import torch  # noqa: E402
 
-from agents import make_agent, pretrained_path  # noqa: E402
-from agents.move_scorer import MoveScorerPolicy  # noqa: E402
+from solitaire_env.agents import make_agent, pretrained_path  # noqa: E402
+from solitaire_env.agents.move_scorer import MoveScorerPolicy  # noqa: E402
 from solitaire_env.envs.registration import ENV_IDS  # noqa: E402
 from solitaire_env.tools.evaluation import evaluate  # noqa: E402
 

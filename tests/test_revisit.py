@@ -134,7 +134,7 @@ def test_child_keys_are_the_keys_of_the_moves_played(game):
 
 
 def heuristic_until_the_reserve_is_out(seed: int) -> Game:
-    from agents import make_agent
+    from solitaire_env.agents import make_agent
 
     env = gym.make("Rainbow-v0")
     agent = make_agent("heuristic", "Rainbow-v0")

@@ -150,3 +150,20 @@ def test_adapter_seeding_is_reproducible():
         return venv.reset()
 
     np.testing.assert_array_equal(first_obs(), first_obs())
+
+
+def test_adapter_attributes_and_methods_honour_indices():
+    """get_attr answers once per named sub-env; set_attr and env_method on a subset raise (one batched env
+    holds every sub-env's settings) and change nothing; on all sub-envs they apply."""
+    venv = SB3VecEnv(gym.make_vec("Rainbow-v0", num_envs=3))
+    assert venv.get_attr("num_envs", indices=[0, 2]) == [3, 3]
+    assert len(venv.get_attr("num_envs")) == 3
+    with pytest.raises(ValueError, match=r"sub-envs \[1\].*indices=None"):
+        venv.set_attr("marker", 1, indices=[1])
+    assert not hasattr(venv.env, "marker")
+    venv.set_attr("marker", 2, indices=[0, 1, 2])
+    assert venv.env.marker == 2
+    with pytest.raises(ValueError, match="env_method"):
+        venv.env_method("action_masks_of", indices=0)
+    venv.reset()
+    assert [m.shape for m in venv.env_method("action_masks", indices=[2])] == [(29,)]

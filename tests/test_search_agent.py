@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import solitaire_env  # noqa: F401  (registers the envs)
-from agents import make_agent
-from agents.heuristic import Rules
-from agents.search import SearchAgent, sample_world
+from solitaire_env.agents import make_agent
+from solitaire_env.agents.heuristic import Rules
+from solitaire_env.agents.search import SearchAgent, sample_world
 from solitaire_env.engine import core, state
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.variant import O_DOWN, O_NSTOCK, O_RES, O_RESDOWN, O_STOCK, O_TAB, SP_CAP

@@ -214,7 +214,7 @@ def test_stock_macros_default_per_game_and_flags_reach_the_solver(tmp_path, game
 def test_the_agent_guidance_flags_reach_the_solver(tmp_path, monkeypatch, flag, guidance):
     # No flag leaves it to the game's default: on for the two-deck games. With guidance, the command
     # gives the solver the heuristic agent as its player.
-    from agents.heuristic import playout
+    from solitaire_env.agents.heuristic import playout
 
     out = tmp_path / "r.csv"
     calls = _spy_solve(monkeypatch)

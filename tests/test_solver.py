@@ -15,9 +15,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents import make_agent
-from agents.heuristic import playout
 from solitaire_env import Game
+from solitaire_env.agents import make_agent
+from solitaire_env.agents.heuristic import playout
 from solitaire_env.engine import core, variant
 from solitaire_env.engine.cards import RANKS, SUITS
 from solitaire_env.engine.games import get_variant
@@ -610,7 +610,7 @@ def _spy(monkeypatch, owner, name: str) -> list:
 
 def test_agent_guidance_returns_a_won_playout(monkeypatch, short_restarts):
     """Rank and File deal 336: the noisy heuristic's first playout wins it; that is the solver's answer."""
-    from agents import heuristic
+    from solitaire_env.agents import heuristic
 
     playouts = _spy(monkeypatch, heuristic, "playout")
     limits = dict(time_limit=None, max_nodes=20_000, playout=heuristic.playout)
@@ -646,7 +646,7 @@ def test_the_solvers_agent_order_ranks_the_agents_rules_as_the_agent_does(game):
     """One tier table (solver/guidance.py) for the agent and the solver: wherever the agent ranks one of
     rules 2-8 above another, the solver's agent order scores it higher too (rules 9-13 and the safe
     moves the solver handles its own way; Rainbow's waste rule, after the reserve, it does not follow)."""
-    from agents.heuristic import HeuristicAgent, Rules
+    from solitaire_env.agents.heuristic import HeuristicAgent, Rules
     from solitaire_env.solver.guidance import T_KING_INTO_EMPTY, T_SAFE_FOUNDATION, agent_move_score
 
     v = get_variant(game)

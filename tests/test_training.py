@@ -181,7 +181,7 @@ def test_warm_start_from_the_heuristic(tmp_path):
     # the saved warm start plays like the heuristic on a teacher deal: its greedy move agrees far above chance
     import gymnasium as gym
 
-    from agents import make_agent
+    from solitaire_env.agents import make_agent
 
     model = MaskablePPO.load(out / "pretrained_model.zip", device="cpu")
     heuristic = make_agent("heuristic", "NumberTen-v0")
@@ -208,7 +208,7 @@ def test_card_codes_policy_matches_one_hot_linear():
     import gymnasium as gym
     import torch
 
-    from solitaire_env.envs.sb3 import CardEmbedding
+    from solitaire_env.agents.policies import CardEmbedding
 
     env = gym.make("NumberTen-v0")
     obs = np.stack([env.reset(seed=seed)[0] for seed in range(3)])
@@ -414,12 +414,13 @@ def test_fast_forward_and_evaluate_actions_are_the_parents_bit_for_bit(env_id, p
     ``_LegalLogSumExp`` path of large ones)."""
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy as Parent
 
-    from solitaire_env.envs import sb3
-    from solitaire_env.envs.sb3 import FastMaskablePolicy, make_sb3_vec_env
+    from solitaire_env.agents import policies
+    from solitaire_env.agents.policies import FastMaskablePolicy
+    from solitaire_env.envs.sb3 import make_sb3_vec_env
     from solitaire_env.tools.training import build_model, parse_config
 
     if legal_min is not None:
-        monkeypatch.setattr(sb3, "LEGAL_LOGSUMEXP_MIN", legal_min)
+        monkeypatch.setattr(policies, "LEGAL_LOGSUMEXP_MIN", legal_min)
 
     config = parse_config({"env_id": env_id, "total_timesteps": 64, "n_envs": 16, "policy": policy_name,
                            "env_kwargs": env_kwargs, "hyperparams": {"n_steps": 8, "batch_size": 32}})
@@ -462,7 +463,7 @@ def test_fast_forward_and_evaluate_actions_are_the_parents_bit_for_bit(env_id, p
 def test_legal_logsumexp_is_torchs_bit_for_bit_and_skips_nothing_it_needs():
     """The masked normalization's log-sum-exp equals torch's, value and gradient, on rows with few,
     many, all and no legal entries, and logits of any spread."""
-    from solitaire_env.envs.sb3 import _LegalLogSumExp
+    from solitaire_env.agents.policies import _LegalLogSumExp
 
     gen = torch.Generator().manual_seed(0)
     for rows, cols, scale, share in ((32, 243, 1.0, 0.05), (64, 29, 30.0, 0.5), (8, 7, 0.01, 1.0)):
@@ -482,7 +483,8 @@ def test_legal_logsumexp_is_torchs_bit_for_bit_and_skips_nothing_it_needs():
 
 def test_update_threads_switches_torch_threads_around_the_update(monkeypatch):
     """The update runs on update_threads, the rollouts (and what follows training) on torch_threads."""
-    from solitaire_env.envs.sb3 import UpdateThreads, make_sb3_vec_env
+    from solitaire_env.agents.policies import UpdateThreads
+    from solitaire_env.envs.sb3 import make_sb3_vec_env
     from solitaire_env.tools.training import build_model, parse_config
 
     config = parse_config({**TINY, "total_timesteps": 256, "update_threads": 2})

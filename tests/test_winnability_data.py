@@ -162,7 +162,7 @@ def test_a_retry_row_names_its_pass_and_the_summary_keeps_the_passes_apart(tmp_p
 
 
 def test_evaluate_on_the_winnable_deals_only(capsys):
-    from agents import make_agent
+    from solitaire_env.agents import make_agent
     from solitaire_env.tools.evaluation import evaluate
 
     winnable = sorted(w.winnable_seeds("rainbow"))

@@ -110,7 +110,7 @@ class SolveOptions:
     dominance. ``agent_guidance`` borrows the heuristic agent's judgement in the restarts: every other
     restart orders moves by its rules (:func:`~solitaire_env.solver.guidance.agent_move_score`),
     between restarts ``playout`` plays whole games from the start (if one is given: the ``solve``
-    command gives the noisy heuristic agent, :func:`agents.heuristic.playout`), and every
+    command gives the noisy heuristic agent, :func:`solitaire_env.agents.heuristic.playout`), and every
     :data:`ROLLOUT_UNITS` Luby terms comes a :func:`rollout`; a won playout or rollout is a winning
     move list like any other. ``None`` for ``stock_macros`` or ``agent_guidance`` means the game's
     default (:data:`STOCK_MACROS_BY_DEFAULT`, :data:`AGENT_GUIDANCE_BY_DEFAULT`; :meth:`for_game`).

@@ -1,6 +1,6 @@
 """The heuristic agent's judgement, for the solver (see :func:`~solitaire_env.solver.api.solve`).
 
-The tiers of the heuristic agent's rules are defined here, once: the agent (:mod:`agents.heuristic`)
+The tiers of the heuristic agent's rules are defined here, once: the agent (:mod:`solitaire_env.agents.heuristic`)
 plays by them, and :func:`agent_move_score` orders the solver's moves by them (the agent-ordered
 restarts and the rollouts). The agent itself, which plays the solver's playouts, is passed in by the
 caller as a :class:`Playout`: the engine never imports the agents.
@@ -71,7 +71,7 @@ class Playout(Protocol):
 
     Returns ``(moves, played, foundation_cards)``: the action ids played if they win (else ``None``),
     how many moves were played, and the most cards the foundations held. The ``solve`` command passes
-    the noisy heuristic agent's, :func:`agents.heuristic.playout`.
+    the noisy heuristic agent's, :func:`solitaire_env.agents.heuristic.playout`.
     """
 
     def __call__(self, variant: Variant, start: np.ndarray, seed: int) -> tuple[list[int] | None, int, int]: ...

@@ -188,7 +188,7 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
     :func:`~solitaire_env.solver.solve` with ``options`` (default
     ``SolveOptions(memory_mb=DEALS_MEMORY_MB)``), any of whose fields ``overrides`` replace. With agent
     guidance and no ``playout`` given, the noisy heuristic agent plays the playouts
-    (:func:`agents.heuristic.playout`): this layer, unlike the solver, may use the agents.
+    (:func:`solitaire_env.agents.heuristic.playout`): this layer, unlike the solver, may use the agents.
 
     ``csv_path`` gets one row per deal as each finishes (an interrupted run keeps every finished
     deal), then, at the end, all rows in the order of ``seeds``. ``resume``: the deals already in
@@ -203,7 +203,7 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
         backend = Backend(jobs=jobs)
     options = replace(options or SolveOptions(memory_mb=DEALS_MEMORY_MB), **overrides).for_game(variant)
     if options.agent_guidance and options.playout is None:
-        from agents.heuristic import playout  # the agents import the engine: loaded only when needed
+        from solitaire_env.agents.heuristic import playout  # the agents import the engine: loaded only when needed
 
         options = replace(options, playout=playout)
     wanted = set(seeds)

@@ -270,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from agents import make_agent
+    from solitaire_env.agents import make_agent
     from solitaire_env.tools.evaluation import EpisodeErrors, evaluate
 
     if args.env not in ENV_IDS:
@@ -367,7 +367,7 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print((run_dir / "summary.json").read_text())
     print(f"run directory: {run_dir}")
     if args.evaluate:
-        from agents import make_agent
+        from solitaire_env.agents import make_agent
         from solitaire_env.tools.evaluation import evaluate
 
         model = run_dir / "final_model.zip"

@@ -6,7 +6,7 @@ the digit. Each agent is reset at the start of every episode with a seed derived
 number (:func:`agent_seed`), a stream independent of the deal's own. The table and the JSON name the
 split the deals belong to (:mod:`solitaire_env.engine.deals`): figures to report come from test deals.
 
->>> from agents import make_agent
+>>> from solitaire_env.agents import make_agent
 >>> result = evaluate("Rainbow-v0", {"random": make_agent("random", "Rainbow-v0")}, episodes=100, seed=0)
 >>> print(result.table())
 >>> result.write_csv("episodes.csv"); result.write_json("evaluation.json")
@@ -32,7 +32,7 @@ from solitaire_env.envs.registration import ENV_IDS
 from solitaire_env.parallel import Backend, TaskError, run_tasks
 
 if TYPE_CHECKING:
-    from agents.base import Agent
+    from solitaire_env.agents.base import Agent
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 _AGENT_STREAM = 0x5EED  # spawn key that separates an agent's seed from the deal's own stream

@@ -2,8 +2,8 @@
 
 :func:`play` runs the batched env (:class:`~solitaire_env.envs.vector.SolitaireVectorEnv`) over an
 ordered list of deals, each played exactly once, with one teacher agent per sub-env and optionally a
-student policy. The teacher (the rule-based :class:`~agents.heuristic.HeuristicAgent`, or the
-determinized :class:`~agents.search.SearchAgent`) reads each sub-env's default ``codes`` observation,
+student policy. The teacher (the rule-based :class:`~solitaire_env.agents.heuristic.HeuristicAgent`, or the
+determinized :class:`~solitaire_env.agents.search.SearchAgent`) reads each sub-env's default ``codes`` observation,
 whatever the observation the student gets, and is seeded by its game's place in the deal list. Each
 move is the teacher's with probability ``beta``, else the student's; every move the teacher would
 make (when it is not stuck) is recorded with the student's observation as a training example.
@@ -82,8 +82,8 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
     import torch
 
     import solitaire_env  # noqa: F401  (registers the ids)
-    from agents import make_agent  # the tools load the agents only where they use them
-    from agents.ppo import policy_actions
+    from solitaire_env.agents import make_agent  # the tools load the agents only where they use them
+    from solitaire_env.agents.ppo import policy_actions
 
     if env_id not in ENV_IDS:
         raise ValueError(f"unknown env id {env_id!r}; known: {', '.join(ENV_IDS)}")
@@ -237,7 +237,7 @@ def fit(policy: Any, data: Games, epochs: int, batch_size: int = 512, learning_r
 def agreement(policy: Any, data: Games, batch_size: int = 4096) -> float:
     """How often the policy's most likely legal action is the teacher's, over ``data``'s examples with a
     choice (two legal actions or more; 0.0 if there are none)."""
-    from agents.ppo import policy_actions
+    from solitaire_env.agents.ppo import policy_actions
 
     choice = np.flatnonzero(data.masks.sum(axis=1) > 1)
     hits = 0

@@ -266,11 +266,11 @@ class _Hinter:
             import gymnasium as gym
 
             try:
-                from agents import make_agent
+                from solitaire_env.agents import make_agent
 
                 agent = make_agent("heuristic", self.env_id, 0)
             except (ImportError, AttributeError):
-                from agents.heuristic import HeuristicAgent
+                from solitaire_env.agents.heuristic import HeuristicAgent
 
                 agent = HeuristicAgent(get_variant(ENV_IDS[self.env_id][1]), seed=0)
             self.env = gym.make(self.env_id).unwrapped

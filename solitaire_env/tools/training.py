@@ -23,7 +23,7 @@ first).
 
 Warm start (optional ``pretrain`` section; :mod:`solitaire_env.tools.imitation` does the work):
 before PPO starts, the policy is fitted to the moves of the rule-based
-:class:`~agents.heuristic.HeuristicAgent`. Round 0 is behaviour cloning: the heuristic plays
+:class:`~solitaire_env.agents.heuristic.HeuristicAgent`. Round 0 is behaviour cloning: the heuristic plays
 ``pretrain.episodes`` deals (``pretrain.seed``, ``seed + 1``, ...; train deals) in the batched env
 the config trains on (same ``env_kwargs``: rewards, time limit, ``no_revisit``), reading each
 position's default ``codes`` observation while the policy gets the config's observation. Every
@@ -157,7 +157,7 @@ _PRETRAIN_TYPES: dict[str, tuple[type, ...]] = {
     "learning_rate": (float, int), "value": (bool,), "value_coef": (float, int), "rounds": (int,),
     "beta": (float, int), "eval_episodes": (int,), "select_epoch": (bool,),
 }
-PRETRAIN_AGENTS = ("heuristic", "search")  # search also as search:WxN (agents.make_agent)
+PRETRAIN_AGENTS = ("heuristic", "search")  # search also as search:WxN (solitaire_env.agents.make_agent)
 _ENV_KWARGS = {"obs_mode", "illegal_action", "illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus",
                "max_episode_steps", "track_revisits", "no_revisit", "action_features"}
 _POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim", "dim",
@@ -319,7 +319,7 @@ def _parse_pretrain(pre: dict, raw: dict, eval_config: EvalConfig, where: str) -
         raise ConfigError(f"{where}: pretrain.agent must be one of {', '.join(PRETRAIN_AGENTS)} (or search:WxN), "
                           f"got {config.agent!r}")
     if config.agent.startswith("search"):
-        from agents import make_agent
+        from solitaire_env.agents import make_agent
 
         try:
             make_agent(config.agent, raw["env_id"])
@@ -445,10 +445,11 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     checkpoint) or ``overwrite`` (delete the run's files first) says which is meant.
     """
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CheckpointCallback
 
-    from solitaire_env.envs.sb3 import UpdateThreads, make_sb3_vec_env
+    from solitaire_env.agents.policies import UpdateThreads
+    from solitaire_env.agents.ppo import legacy_class_paths, load_model
+    from solitaire_env.envs.sb3 import make_sb3_vec_env
 
     out = Path(output_dir or config.output_dir)
     if config.init_model is not None:
@@ -465,14 +466,15 @@ def train(config: TrainConfig, output_dir: str | Path | None = None, progress: b
     eval_env = make_sb3_vec_env(config.env_id, n_envs=1, deals=evals, **env_kwargs)
     pretrain_stats = None
     if checkpoint is not None:
-        model = MaskablePPO.load(checkpoint, env=venv, device="cpu", tensorboard_log=str(out / "tb"))
+        model = load_model(checkpoint, env=venv, device="cpu", tensorboard_log=str(out / "tb"))
         # Fresh training deals after the resume, not a replay of the run's first ones.
         venv.seed(config.seed + model.num_timesteps)
         print(f"resuming {out} from {checkpoint.name} ({model.num_timesteps} timesteps)")
     else:
         model = build_model(config, venv, verbose=verbose, tensorboard_log=str(out / "tb"))
         if config.init_model is not None:
-            model.set_parameters(config.init_model, exact_match=True, device="cpu")
+            with legacy_class_paths():
+                model.set_parameters(config.init_model, exact_match=True, device="cpu")
             model.save(out / "initial_model.zip")
             print(f"starting from the policy of {config.init_model}")
         if config.pretrain is not None:
@@ -554,8 +556,8 @@ def build_model(config: TrainConfig, venv: Any, **kwargs: Any) -> Any:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.move_scorer import MoveScorerPolicy
-    from solitaire_env.envs.sb3 import CardCodesPolicy
+    from solitaire_env.agents.move_scorer import MoveScorerPolicy
+    from solitaire_env.agents.policies import CardCodesPolicy
 
     policy_kwargs = dict(config.policy_kwargs)
     if "features_dim" in policy_kwargs:
@@ -574,11 +576,13 @@ def check_init_model(config: TrainConfig) -> None:
     parameter shapes (so its weights can start the run)."""
     from stable_baselines3.common.save_util import load_from_zip_file
 
+    from solitaire_env.agents.ppo import legacy_class_paths
     from solitaire_env.envs.sb3 import make_sb3_vec_env
 
     where = f"init_model {config.init_model}"
     try:
-        data, params, _ = load_from_zip_file(config.init_model, device="cpu")
+        with legacy_class_paths():
+            data, params, _ = load_from_zip_file(config.init_model, device="cpu")
     except Exception as e:  # not a zip, or not a saved SB3 model
         raise ConfigError(f"{where}: not a saved model ({type(e).__name__}: {e})") from None
     saved_class = getattr((data or {}).get("policy_class"), "__name__", None)
@@ -603,8 +607,7 @@ def select_model(config: TrainConfig, out: Path, pretrain: dict | None) -> dict[
     (or as ``eval.deterministic`` says): the pretrained one (its round's figure) or the ``init_model``
     one, ``best_model.zip`` (the best PPO evaluation by return) and ``final_model.zip``. The winner is
     copied to ``selected_model.zip``: the policy to report and ship. Ties go to the earlier in that order."""
-    from sb3_contrib import MaskablePPO
-
+    from solitaire_env.agents.ppo import load_model
     from solitaire_env.tools import imitation
 
     pre = config.pretrain
@@ -620,7 +623,7 @@ def select_model(config: TrainConfig, out: Path, pretrain: dict | None) -> dict[
         names.insert(0, "initial_model.zip")
     for name in names:
         if (out / name).is_file():
-            model = MaskablePPO.load(out / name, device="cpu")
+            model = load_model(out / name, device="cpu")
             played = imitation.play(config.env_id, evals, config.env_kwargs, n_envs=config.n_envs,
                                     policy=model.policy, deterministic=config.eval.deterministic, seed=config.eval.seed)
             rates[name] = played.stats["win_rate"]
