@@ -55,10 +55,13 @@ def solver_rows(args, seeds: range) -> list[dict]:
         return [r for r in rows if r["seed"] in seeds]
     from dataclasses import asdict
 
-    from solitaire_env.solver.winnability import solve_deals
+    from solitaire_env.solver import SolveOptions
+    from solitaire_env.solver.winnability import DEALS_MEMORY_MB, solve_deals
+    from solitaire_env.tools.winnability import solver_options
 
-    results = solve_deals(ENV_IDS[args.env][1], seeds, time_limit=None, max_nodes=args.solve_nodes, jobs=args.jobs,
-                          progress=True)
+    game = ENV_IDS[args.env][1].name
+    options = solver_options(SolveOptions(time_limit=None, max_nodes=args.solve_nodes, memory_mb=DEALS_MEMORY_MB), game)
+    results = solve_deals(game, seeds, options, jobs=args.jobs, progress=True)
     return [asdict(r) for r in results]
 
 

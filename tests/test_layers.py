@@ -1,4 +1,8 @@
-"""The engine never imports the agents: the agents build on the engine, never the reverse.
+"""The layers hold: engine <- envs, solver <- agents <- tools (an arrow: "may be imported by").
+
+Every import of every module in ``solitaire_env/`` and ``agents/``, at module level and inside
+functions, is checked against :data:`MAY_IMPORT` from the syntax tree. And the engine never imports the
+agents: the agents build on the engine, never the reverse.
 
 Checked in a fresh interpreter: importing every module of :mod:`solitaire_env` (the tooling ones, the
 CLI, ``play``, ``training``, ``winnability``, load the agents only inside the functions that use them),
@@ -9,13 +13,92 @@ only for ``--ray``).
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+
+# What each layer may import of the project. "package" is solitaire_env/__init__.py (it registers the envs);
+# "parallel" (solitaire_env/parallel.py, the task runner) imports nothing of the project, and every layer may use it.
+MAY_IMPORT = {
+    "engine": {"engine", "parallel"},
+    "envs": {"engine", "envs", "parallel", "package"},  # "import solitaire_env" registers the ids
+    "solver": {"engine", "solver", "parallel"},
+    "agents": {"engine", "envs", "solver", "agents", "parallel", "package"},
+    "tools": {"engine", "envs", "solver", "agents", "tools", "parallel", "package"},
+    "package": {"engine", "envs"},
+    "parallel": set(),
+}
+
+
+def _layer_of_file(path: Path) -> tuple[str, list[str]]:
+    """The layer of a source file, and the dotted package it lies in (for relative imports)."""
+    rel = path.relative_to(ROOT)
+    if rel.parts[0] == "agents":  # installed as solitaire_env.agents
+        return "agents", ["solitaire_env", "agents", *rel.parts[1:-1]]
+    package = list(rel.parts[:-1])
+    if len(rel.parts) == 2:
+        return ("package" if rel.name == "__init__.py" else rel.stem), package
+    return rel.parts[1], package
+
+
+def _layer_of_module(name: str) -> str | None:
+    parts = name.split(".")
+    if parts[0] != "solitaire_env":
+        return None  # not the project's
+    if len(parts) == 1:
+        return "package"
+    return parts[1]
+
+
+def _imports(tree: ast.AST, package: list[str]):
+    """(line, module) for every import in the tree, relative ones resolved; ``from solitaire_env import x``
+    names the submodule when x is one."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            if module == "solitaire_env":
+                for alias in node.names:
+                    sub = (ROOT / "solitaire_env" / alias.name)
+                    yield node.lineno, f"{module}.{alias.name}" if sub.is_dir() or sub.with_suffix(".py").is_file() \
+                        else module
+            else:
+                yield node.lineno, module
+
+
+SOURCES = sorted([*(ROOT / "solitaire_env").rglob("*.py"), *(ROOT / "agents").rglob("*.py")])
+
+
+def test_the_layer_check_sees_every_module_and_knows_a_wrong_import():
+    assert len(SOURCES) > 50
+    bad = ast.parse("def f():\n    from solitaire_env.tools import cli\n")
+    found = [(line, m) for line, m in _imports(bad, ["solitaire_env", "engine"])]
+    assert found == [(2, "solitaire_env.tools")]
+    assert _layer_of_module(found[0][1]) not in MAY_IMPORT["engine"]
+    relative = ast.parse("from ..envs import render\nfrom . import core\n")
+    assert [m for _, m in _imports(relative, ["solitaire_env", "engine"])] == ["solitaire_env.envs",
+                                                                            "solitaire_env.engine"]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_import_keeps_to_the_layers(path):
+    layer, package = _layer_of_file(path)
+    assert layer in MAY_IMPORT, f"{path}: no layer for it; add it to MAY_IMPORT"
+    tree = ast.parse(path.read_text(), filename=str(path))
+    wrong = [f"line {line}: {layer} imports {module}" for line, module in _imports(tree, package)
+             if (target := _layer_of_module(module)) is not None and target != layer
+             and target not in MAY_IMPORT[layer]]
+    assert not wrong, f"{path.relative_to(ROOT)} runs up the layers:\n" + "\n".join(wrong)
 
 PROBE = """
 import importlib, json, pkgutil, sys

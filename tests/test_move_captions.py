@@ -1,5 +1,6 @@
-"""Move captions (issue #15, point 13): a caption's stock and redeal counts are those of the position the
-move made, the one a replay shows above it, in the singular for one."""
+"""Move captions: a caption counts the stock and the redeals of the position the move was played from
+("1 of its 34 cards"), which agrees with the table it is listed under in ``play`` (``stock: 34 cards``) and
+with the position a replay shows above it (33 left after the draw)."""
 
 from __future__ import annotations
 
@@ -38,27 +39,30 @@ def test_replay_captions_count_the_stock_and_redeals_shown_with_them():
     states, captions = _captions(rec)
     draws = redeals = 0
     for state, caption in zip(states[1:], captions[1:], strict=True):  # caption i: under states[i], after move i
-        assert "cards in it" not in caption and not re.search(r"\b1 (cards|redeals)\b", caption), caption
+        assert not re.search(r"\b1 (cards|redeals)\b", caption), caption
         if "draw" in caption:
             draws += 1
-            match = re.search(r"draw from the stock \((\d+) cards? left\)", caption)
-            assert (int(match[1]) if match else 0) == len(state["stock"]), caption
+            match = re.search(r"draw from the stock \(1 of its (\d+) cards\)", caption)
+            assert (int(match[1]) if match else 1) == len(state["stock"]) + 1, caption
             assert match or "draw the stock's last card" in caption
         elif "redeal" in caption:
             redeals += 1
-            match = re.search(r"\((\d+) redeals? left\)", caption)
-            assert (int(match[1]) if match else 0) == state["redeals_left"], caption
+            match = re.search(r"\(1 of the (\d+) redeals left\)", caption)
+            assert (int(match[1]) if match else 1) == state["redeals_left"] + 1, caption
             assert match or "(the last redeal)" in caption
     assert redeals == game.variant.redeals and draws > 2 * len(game.get_state()["stock"])
-    text = "\n".join(captions)  # the singular and the last card/redeal all came up
-    for words in ("(1 card left)", "draw the stock's last card", "(1 redeal left)", "(the last redeal)"):
+    text = "\n".join(captions)  # the last card and the last redeal both came up
+    for words in ("(1 of its 2 cards)", "draw the stock's last card", "(1 of the 2 redeals left)", "(the last redeal)"):
         assert words in text
 
 
-def test_the_terminal_game_says_what_is_left_after_a_draw():
+def test_the_terminal_game_counts_the_stock_as_its_table_shows_it():
     stock = len(Game("rainbow", seed=3).get_state()["stock"])
     out = io.StringIO()
     assert play("rainbow", seed=3, stdin=io.StringIO("d\nquit\n"), stdout=out) == 0
-    assert f"played d: draw from the stock ({stock - 1} cards left)" in out.getvalue()
-    # The listing before the draw counts what a draw would leave, too.
-    assert re.search(rf"\) d +draw from the stock \({stock - 1} cards left\)", out.getvalue())
+    text = out.getvalue()
+    before = text.index(f"played d: draw from the stock (1 of its {stock} cards)")
+    # The listing under the first table, which shows the stock's size, counts the same cards.
+    assert f"stock: {stock} cards" in text[:before]
+    assert re.search(rf"\) d +draw from the stock \(1 of its {stock} cards\)", text[:before])
+    assert f"stock: {stock - 1} cards" in text[before:]  # and the table after the draw shows one fewer

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from solitaire_env import Game
-from solitaire_env.tools.play import notation, parse_move, play, resolve_variant
+from solitaire_env.engine.notation import notation, parse_move
+from solitaire_env.tools.play import play, resolve_variant
 
 VARIANTS = ["rank_and_file", "number_ten", "rainbow"]
 
@@ -157,7 +158,7 @@ def test_hint_suggests_a_legal_move_or_says_none():
 
 
 def test_hint_degrades_without_agents(monkeypatch):
-    monkeypatch.setitem(sys.modules, "agents", None)  # any `import solitaire_env.agents...` now raises ImportError
+    monkeypatch.setitem(sys.modules, "solitaire_env.agents", None)  # any `import solitaire_env.agents...` now raises ImportError
     monkeypatch.setitem(sys.modules, "solitaire_env.agents.heuristic", None)
     rc, out = run(["hint", "d", "quit"])
     assert rc == 0 and "no hint available" in out and "Traceback" not in out
@@ -266,7 +267,7 @@ def test_hint_asks_the_agent_with_the_observation_of_the_current_position(monkey
         seen["made"] = (name, env_id)
         return Stub()
 
-    monkeypatch.setitem(sys.modules, "agents", types.SimpleNamespace(make_agent=make_agent))
+    monkeypatch.setitem(sys.modules, "solitaire_env.agents", types.SimpleNamespace(make_agent=make_agent))
     rc, out = run(["d", "hint", "quit"], variant="number_ten", seed=3)
     assert rc == 0 and seen["made"] == ("heuristic", "NumberTen-v0")
     game = Game("number_ten", seed=3)

@@ -9,8 +9,9 @@ from solitaire_env.engine import state
 from solitaire_env.engine.games import RANK_AND_FILE
 from solitaire_env.solver import solve
 from solitaire_env.solver.solvitaire import card_name, to_solvitaire
-from solitaire_env.solver.winnability import parse_seeds, solve_deals, summarize
+from solitaire_env.solver.winnability import solve_deals
 from solitaire_env.tools.cli import main
+from solitaire_env.tools.winnability import parse_seeds, summarize
 
 
 def test_solve_command_writes_rows_and_summary(tmp_path, capsys):

@@ -10,10 +10,12 @@ import statistics
 import pytest
 
 from solitaire_env.engine.game import Game
+from solitaire_env.engine.games import RAINBOW
+from solitaire_env.engine.notation import parse_move
 from solitaire_env.solver import solve
 from solitaire_env.solver import winnability as w
 from solitaire_env.tools.cli import main
-from solitaire_env.tools.play import parse_move
+from solitaire_env.tools.winnability import LABEL_PASSES
 
 GAMES = ("rank_and_file", "number_ten", "rainbow")
 
@@ -28,7 +30,7 @@ def test_every_deal_0_to_999_has_one_answer_with_its_budget(shipped):
     assert [r.seed for r in rows] == list(range(1000))
     summary = w.load_summary(game)
     assert summary["deals"] == 1000 and summary["game"] == game
-    budgets = [(o.max_nodes, o.time_limit) for o in w.LABEL_PASSES]
+    budgets = [(o.max_nodes, o.time_limit) for o in LABEL_PASSES]
     for r in rows:
         assert r.result in ("won", "lost", "unknown")
         assert (r.max_nodes, r.time_limit) == budgets[r.attempt - 1]
@@ -56,9 +58,9 @@ def test_every_deal_0_to_999_has_one_answer_with_its_budget(shipped):
     assert summary["max_line"] == max(r.solution_length for r in rows)
 
 
-def test_the_loader_takes_env_ids_and_lists_the_winnable_deals():
-    rows = w.load("Rainbow-v0")
-    assert rows == w.load("rainbow")
+def test_the_loader_takes_game_names_or_variants_and_lists_the_winnable_deals():
+    rows = w.load("rainbow")
+    assert rows == w.load(RAINBOW)
     assert w.winnable_seeds("rainbow") == {r.seed for r in rows if r.result == "won"}
     with pytest.raises(ValueError, match="unknown variant"):
         w.load("klondike")

@@ -123,7 +123,7 @@ class Game:
         return obs
 
     def render_text(self, color: bool = False) -> str:
-        from solitaire_env.envs.render import render_text
+        from solitaire_env.engine.text import render_text
 
         return render_text(self.get_state(), color=color)
 

@@ -1,4 +1,5 @@
-"""Pictures of a position: a compact text table (``ansi``) and an RGB image (``rgb_array``).
+"""Pictures of a position: a compact text table (``ansi``, :mod:`solitaire_env.engine.text`) and an RGB image
+(``rgb_array``).
 
 Both draw from the state JSON (``docs/state_format.md``) with face-down cards shown as backs, so a
 rendering never shows more than a player at the table sees.
@@ -12,46 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-_RED = "\x1b[31m"
-_RESET = "\x1b[0m"
+from solitaire_env.engine.text import render_text
 
-
-def _card(text: str, color: bool) -> str:
-    if text.startswith("#"):
-        return "##"
-    if color and text[1] in "dh":
-        return f"{_RED}{text}{_RESET}"
-    return text
-
-
-def render_text(state: dict, color: bool = False) -> str:
-    """A few lines: foundations, stock/waste (and reserve), then one line per tableau pile."""
-    found = " ".join(_card(f[-1], color) if f else "--" for f in state["foundations"])
-    waste = state["waste"]
-    shown_waste = " ".join(_card(c, color) for c in waste[-3:]) if waste else "--"
-    lines = [
-        f"{state['variant']}  foundations: {found}",
-        f"stock: {len(state['stock'])} cards  waste ({len(waste)}): {shown_waste}",
-    ]
-    # What the game has, as its variant declares it (not guessed from the state's fields).
-    from solitaire_env.engine.games import get_variant
-
-    v = get_variant(state["variant"])
-    extras = []
-    if v.reserve:
-        reserve = state.get("reserve") or []
-        top = _card(reserve[-1], color) if reserve else "--"
-        extras.append(f"reserve: {len(reserve)} cards, top {top}")
-    if v.base_from_deal:
-        extras.append(f"base rank: {state['base_rank']}")
-    if v.redeals:
-        extras.append(f"redeals left: {state['redeals_left']}")
-    if extras:
-        lines.append("  ".join(extras))
-    for p, pile in enumerate(state["tableau"]):
-        lines.append(f"t{p}: " + (" ".join(_card(c, color) for c in pile) if pile else "(empty)"))
-    return "\n".join(lines)
-
+__all__ = ["render_rgb", "render_text"]
 
 # --- rgb_array ----------------------------------------------------------------------------------
 #

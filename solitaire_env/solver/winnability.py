@@ -1,4 +1,4 @@
-"""How winnable is a game: the solver over a range of deals, in parallel, with a summary.
+"""How winnable is a game: the solver over a range of deals, in parallel; the per-deal answers and their files.
 
 ``solitaire-env solve GAME --seeds A:B [--time-limit S] [--jobs J] [--csv FILE]`` (or ``--retry
 FILE``: a second pass over the deals an earlier run's CSV left unknown, whose CSV and summary then
@@ -16,18 +16,16 @@ import csv
 import gzip
 import io
 import json
-import math
 import os
-import statistics
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from solitaire_env.engine.games import get_variant
+from solitaire_env.engine.variant import Variant
 from solitaire_env.parallel import Backend, TaskError, run_tasks
 from solitaire_env.solver import SolveOptions, solve
-from solitaire_env.tools.evaluation import wilson_interval
 
 # Each worker's transposition table unless told otherwise (the solve command's --memory default).
 DEALS_MEMORY_MB = 512
@@ -59,22 +57,6 @@ class DealResult:
     def row(self) -> dict[str, Any]:
         return {**asdict(self), "max_nodes": "" if self.max_nodes is None else self.max_nodes,
                 "time_limit": "" if self.time_limit is None else self.time_limit}
-
-
-def parse_seeds(text: str) -> range:
-    """``"A:B"`` -> deals A .. B-1 (like a Python slice); ``"N"`` -> deal N alone."""
-    try:
-        if ":" in text:
-            a, b = text.split(":")
-            start, stop = int(a), int(b)
-        else:
-            start = int(text)
-            stop = start + 1
-    except ValueError:
-        raise ValueError(f"bad seed range {text!r}: write A:B (deals A to B-1) or one deal number") from None
-    if start < 0 or stop <= start:
-        raise ValueError(f"bad seed range {text!r}: need 0 <= A < B")
-    return range(start, stop)
 
 
 def read_results(csv_path: str | os.PathLike) -> list[DealResult]:
@@ -146,7 +128,7 @@ def winning_line(game: str, seed: int, actions: list[int]) -> str:
     """``actions`` (a winning list of action ids from deal ``seed``) in the move notation, ``"; "`` between
     moves, as ``solitaire-env play`` reads them (:func:`solitaire_env.tools.play.parse_move`)."""
     from solitaire_env.engine.game import Game
-    from solitaire_env.tools.play import notation
+    from solitaire_env.engine.notation import notation
 
     g = Game(game, seed)
     words = []
@@ -186,9 +168,9 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
     Where: ``backend`` (:class:`~solitaire_env.parallel.Backend`: this process, local processes or
     Ray), else ``jobs`` worker processes (1: this process). Each deal is solved by
     :func:`~solitaire_env.solver.solve` with ``options`` (default
-    ``SolveOptions(memory_mb=DEALS_MEMORY_MB)``), any of whose fields ``overrides`` replace. With agent
-    guidance and no ``playout`` given, the noisy heuristic agent plays the playouts
-    (:func:`solitaire_env.agents.heuristic.playout`): this layer, unlike the solver, may use the agents.
+    ``SolveOptions(memory_mb=DEALS_MEMORY_MB)``), any of whose fields ``overrides`` replace. Playouts run
+    only with a ``playout`` in the options: the ``solve`` command gives the noisy heuristic agent's
+    (:func:`solitaire_env.tools.winnability.solver_options`).
 
     ``csv_path`` gets one row per deal as each finishes (an interrupted run keeps every finished
     deal), then, at the end, all rows in the order of ``seeds``. ``resume``: the deals already in
@@ -202,10 +184,6 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
             raise ValueError(f"jobs must be at least 1, got {jobs}")
         backend = Backend(jobs=jobs)
     options = replace(options or SolveOptions(memory_mb=DEALS_MEMORY_MB), **overrides).for_game(variant)
-    if options.agent_guidance and options.playout is None:
-        from solitaire_env.agents.heuristic import playout  # the agents import the engine: loaded only when needed
-
-        options = replace(options, playout=playout)
     wanted = set(seeds)
     done: dict[int, DealResult] = {}
     live = _live_path(os.fspath(csv_path)) if csv_path else None
@@ -255,116 +233,24 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
     return ordered
 
 
-def _p95(values: list[float]) -> float:
-    """The 95th percentile by nearest rank: the smallest value at least 95% of the values do not exceed."""
-    xs = sorted(values)
-    return xs[math.ceil(0.95 * len(xs)) - 1] if xs else 0.0
-
-
-def passes_of(results: list[DealResult]) -> list[dict]:
-    """Each pass over the deals (1: the first run, 2: its retry, ...) with its budget per deal, the deals it
-    searched and those it decided, read from the rows (a row names the pass that gave its answer)."""
-    out = []
-    for k in range(1, max((r.attempt for r in results), default=0) + 1):
-        mine = [r for r in results if r.attempt == k]
-        searched = sum(r.attempt >= k for r in results)  # a pass searches what the earlier ones left unknown
-        out.append({"pass": k, "max_nodes": mine[0].max_nodes if mine else None,
-                    "time_limit": mine[0].time_limit if mine else None, "searched": searched,
-                    "won": sum(r.result == "won" for r in mine), "lost": sum(r.result == "lost" for r in mine)})
-    return out
-
-
-def summarize(game: str, results: list[DealResult], time_limit: float | None) -> dict:
-    """Counts, the winnable fraction with its 95% Wilson interval, each pass's budget, and medians (true
-    medians: the mean of the two middle values of an even count) and 95th percentiles of positions,
-    seconds and winning-line length."""
-    n = len(results)
-    won = sum(r.result == "won" for r in results)
-    lost = sum(r.result == "lost" for r in results)
-    unknown = n - won - lost
-    times = [r.seconds for r in results]
-    nodes = [r.nodes for r in results]
-    decided = [r.seconds for r in results if r.result != "unknown"]
-    lines = [r.solution_length for r in results if r.result == "won"]
-    low = wilson_interval(won, n)
-    high = wilson_interval(won + unknown, n)
-    return {
-        "game": get_variant(game).name,
-        "deals": n,
-        "seeds": f"{results[0].seed}-{results[-1].seed}" if results else "",
-        "time_limit": time_limit,
-        "passes": passes_of(results),
-        "won": won,
-        "lost": lost,
-        "unknown": unknown,
-        "winnable": won / n if n else 0.0,
-        "winnable_ci95": low,
-        # If every unknown deal were winnable: the most the winnable fraction can be.
-        "winnable_if_unknown_won": (won + unknown) / n if n else 0.0,
-        "winnable_if_unknown_won_ci95": high,
-        "median_seconds": statistics.median(times) if times else 0.0,
-        "p95_seconds": _p95(times),
-        "median_seconds_decided": statistics.median(decided) if decided else 0.0,
-        "median_nodes": statistics.median(nodes) if nodes else 0,
-        "p95_nodes": _p95(nodes),
-        "median_line": statistics.median(lines) if lines else 0,
-        "max_line": max(lines, default=0),
-        "nodes_per_second": sum(nodes) / max(sum(times), 1e-9),
-    }
-
-
-def format_summary(s: dict) -> str:
-    lo, hi = s["winnable_ci95"]
-    lines = [
-        f"{s['game']}: deals {s['seeds']} ({s['deals']}), "
-        + (f"time limit {s['time_limit']:g} s per deal" if s["time_limit"] else "budgets per pass below"),
-        f"  won {s['won']}, lost {s['lost']}, unknown {s['unknown']}",
-        f"  winnable: {100 * s['winnable']:.1f}% (95% CI {100 * lo:.1f}% - {100 * hi:.1f}%) counting unknown as lost",
-    ]
-    if s["unknown"]:
-        lo2, hi2 = s["winnable_if_unknown_won_ci95"]
-        lines.append(f"  at most {100 * s['winnable_if_unknown_won']:.1f}% (95% CI {100 * lo2:.1f}% - "
-                     f"{100 * hi2:.1f}%) if every unknown deal is winnable")
-    if "retried" in s:
-        lines.append(f"  this pass retried the {s['retried']} deals the earlier run left unknown and decided "
-                     f"{s['decided_on_retry']} of them; the figures above count every deal of both")
-    if len(s.get("passes", [])) > 1:
-        for p in s["passes"]:
-            budget = ", ".join(b for b in (f"{p['max_nodes']:,} positions" if p["max_nodes"] else "",
-                                           f"{p['time_limit']:g} s" if p["time_limit"] else "") if b)
-            lines.append(f"  pass {p['pass']} ({budget or 'no limit'} per deal): searched {p['searched']} deals, "
-                         f"won {p['won']}, lost {p['lost']}")
-    lines.append(f"  solve time: median {s['median_seconds']:.3f} s, 95th percentile {s['p95_seconds']:.3f} s; "
-                 f"{s['nodes_per_second'] / 1e3:.0f}k nodes/s")
-    return "\n".join(lines)
-
-
 # --- the shipped per-deal answers -------------------------------------------------------------------
-# Deals 0-999 of each game, solved by ``solitaire-env label-deals`` in two node-limited passes, so a re-run
-# gives the same answers on any machine (docs/winnability.md): the second pass searches again, from
-# scratch and with a larger budget, every deal the first left unknown. The time limits only guard against
-# a stuck run; a pass never reaches them on a machine like the one that made the files.
+# Deals 0-999 of each game, made by ``solitaire-env label-deals`` (solitaire_env.tools.winnability) and read here.
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "winnability"
-LABEL_DEALS = range(0, 1000)
-LABEL_PASSES = (SolveOptions(max_nodes=4_000_000, time_limit=600.0, memory_mb=128),
-                SolveOptions(max_nodes=30_000_000, time_limit=3600.0, memory_mb=1024))
 GAMES = ("rank_and_file", "number_ten", "rainbow")
 
 
 def data_path(game: str) -> Path:
-    """The shipped CSV of ``game`` (a game name or env id)."""
+    """The shipped CSV of ``game`` (a game name such as ``"rainbow"``, or its :class:`Variant`)."""
     return DATA_DIR / f"{_game_name(game)}.csv.gz"
 
 
-def _game_name(game: str) -> str:
-    from solitaire_env.envs.registration import ENV_IDS
-
-    return ENV_IDS[game][1].name if game in ENV_IDS else get_variant(game).name
+def _game_name(game: str | Variant) -> str:
+    return get_variant(game).name
 
 
 def load(game: str) -> list[DealResult]:
-    """The shipped answers for deals 0-999 of ``game`` (``"rainbow"`` or ``"Rainbow-v0"``), in deal order."""
+    """The shipped answers for deals 0-999 of ``game`` (``"rainbow"``, or its :class:`Variant`), in deal order."""
     path = data_path(game)
     if not path.exists():
         raise FileNotFoundError(f"no shipped winnability data for {game!r} at {path}")
@@ -385,7 +271,7 @@ def replay_lines(game: str, results: Iterable[DealResult]) -> tuple[int, list[tu
     """Replay every ``won`` row's line through the engine from its deal: (lines replayed, failures as
     (deal, what went wrong)). A line fails if a move does not parse as a legal move, or if it ends unwon."""
     from solitaire_env.engine.game import Game
-    from solitaire_env.tools.play import parse_move
+    from solitaire_env.engine.notation import parse_move
 
     replayed, failures = 0, []
     for r in results:
@@ -410,47 +296,6 @@ def replay_lines(game: str, results: Iterable[DealResult]) -> tuple[int, list[tu
     return replayed, failures
 
 
-def make_labels(game: str, jobs: int = 1, out_dir: str | os.PathLike = DATA_DIR, progress: bool = False,
-                deals: Iterable[int] = LABEL_DEALS) -> dict:
-    """Solve ``deals`` of ``game`` in the passes of :data:`LABEL_PASSES` and write ``GAME.csv.gz`` and
-    ``GAME.json`` (the summary) into ``out_dir``. Each pass's rows also go to ``GAME-passK.csv`` there as they
-    come, and a complete pass file found there is reused, so an interrupted run continues. Returns the summary.
-    """
-    game = _game_name(game)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    deals = list(deals)
-    results: list[DealResult] = []
-    each_pass = []  # each pass's own summary, over the deals it searched
-    seeds = deals
-    for k, options in enumerate(LABEL_PASSES, start=1):
-        if not seeds:
-            break
-        part = out / f"{game}-pass{k}.csv"
-        done = read_results(part) if part.exists() else []
-        if [r.seed for r in done] != sorted(seeds):
-            # resume: a pass cut short keeps the rows it wrote and solves only the rest
-            done = solve_deals(game, seeds, options, jobs=jobs, progress=progress, csv_path=str(part), attempt=k,
-                               resume=True)
-        each_pass.append(summarize(game, done, options.time_limit))
-        results = merge_results(results, done)
-        seeds = [r.seed for r in done if r.result == "unknown"]
-    write_results(out / f"{game}.csv.gz", results)
-    summary = summarize(game, results, None)
-    summary["command"] = f"solitaire-env label-deals {game}"
-    summary["solver_options"] = [{"max_nodes": o.max_nodes, "time_limit": o.time_limit, "memory_mb": o.memory_mb}
-                                 for o in LABEL_PASSES]
-    summary["each_pass"] = each_pass
-    (out / f"{game}.json").write_text(json.dumps(summary, indent=1) + "\n")
-    for k in range(1, len(LABEL_PASSES) + 1):  # the pass files were only there to resume
-        (out / f"{game}-pass{k}.csv").unlink(missing_ok=True)
-    return summary
-
-
-def default_jobs() -> int:
-    return max(1, os.cpu_count() or 1)
-
-
-__all__ = ["CSV_COLUMNS", "DATA_DIR", "DEALS_MEMORY_MB", "DealResult", "LABEL_PASSES", "data_path", "format_summary",
-           "load", "load_summary", "make_labels", "merge_results", "parse_seeds", "read_results", "replay_lines",
-           "solve_deals", "summarize", "unknown_seeds", "winnable_seeds", "winning_line", "write_results"]
+__all__ = ["CSV_COLUMNS", "DATA_DIR", "DEALS_MEMORY_MB", "GAMES", "DealResult", "data_path", "load", "load_summary",
+           "merge_results", "read_results", "replay_lines", "solve_deals", "unknown_seeds", "winnable_seeds",
+           "winning_line", "write_results"]

@@ -405,16 +405,8 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     from solitaire_env.engine.games import get_variant
     from solitaire_env.solver import SolveOptions
-    from solitaire_env.solver.winnability import (
-        default_jobs,
-        format_summary,
-        merge_results,
-        parse_seeds,
-        read_results,
-        solve_deals,
-        summarize,
-        write_results,
-    )
+    from solitaire_env.solver.winnability import merge_results, read_results, solve_deals, write_results
+    from solitaire_env.tools.winnability import default_jobs, format_summary, parse_seeds, solver_options, summarize
 
     game = ENV_IDS[args.game][1] if args.game in ENV_IDS else args.game
     try:
@@ -436,9 +428,9 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"cannot write {path}: no such directory")
     _check_resume(args, parser)
     backend = _backend(args, parser, jobs=args.jobs or default_jobs())
-    options = SolveOptions(time_limit=args.time_limit, max_nodes=args.max_nodes, memory_mb=args.memory,
-                           first_phase=args.restart_share, prune_after_draw=args.prune_after_draw,
-                           stock_macros=args.stock_macros, agent_guidance=args.agent_guidance)
+    options = solver_options(SolveOptions(time_limit=args.time_limit, max_nodes=args.max_nodes, memory_mb=args.memory,
+                                          first_phase=args.restart_share, prune_after_draw=args.prune_after_draw,
+                                          stock_macros=args.stock_macros, agent_guidance=args.agent_guidance), game)
     attempt = 1 + max((r.attempt for r in earlier), default=0)
     try:
         results = solve_deals(game, seeds, options, progress=not args.no_progress, csv_path=args.csv,
@@ -475,15 +467,8 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from solitaire_env.solver.winnability import (
-        DATA_DIR,
-        GAMES,
-        LABEL_DEALS,
-        default_jobs,
-        format_summary,
-        make_labels,
-        parse_seeds,
-    )
+    from solitaire_env.solver.winnability import DATA_DIR, GAMES
+    from solitaire_env.tools.winnability import LABEL_DEALS, default_jobs, format_summary, make_labels, parse_seeds
 
     games = []
     for g in args.games or GAMES:
@@ -538,7 +523,7 @@ def _verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _solvitaire(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from solitaire_env.solver.solvitaire import export_deals
-    from solitaire_env.solver.winnability import parse_seeds
+    from solitaire_env.tools.winnability import parse_seeds
 
     try:
         seeds = parse_seeds(args.seeds)

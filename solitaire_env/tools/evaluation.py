@@ -445,7 +445,7 @@ def _shipped_labels(env_id: str) -> tuple[set[int], set[int]] | None:
     from solitaire_env.solver import winnability
 
     try:
-        rows = winnability.load(env_id)
+        rows = winnability.load(ENV_IDS[env_id][1])
     except FileNotFoundError:
         return None
     return {r.seed for r in rows}, {r.seed for r in rows if r.result == "won"}

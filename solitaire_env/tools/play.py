@@ -32,6 +32,7 @@ from typing import TextIO
 from solitaire_env.engine.game import Game
 from solitaire_env.engine.games import VARIANTS, get_variant
 from solitaire_env.engine.moves import Move
+from solitaire_env.engine.notation import describe, notation, parse_move
 from solitaire_env.engine.variant import Variant
 from solitaire_env.envs.registration import ENV_IDS
 
@@ -55,12 +56,7 @@ Commands:
   moves         list the legal moves again     show   draw the table again
   help          this text                      quit   leave (end of input does the same)"""
 
-_DRAW_WORDS = {"d", "draw", "s", "stock"}
-_REDEAL_WORDS = {"rd", "redeal"}
 _QUIT_WORDS = {"q", "quit", "exit"}
-_MOVE_RE = re.compile(
-    r"(?P<src>w|r|t\s*\d+)\s*(?:->|>|,|-)?\s*(?P<dst>f|e|t\s*\d+)(?:\s*[\s,x]\s*(?P<count>\d+))?"
-)
 
 
 # --- variants ---------------------------------------------------------------------------------------
@@ -97,152 +93,6 @@ def env_id_of(variant: str | Variant) -> str:
         if var is v:
             return env_id
     raise ValueError(f"no env plays {v.title}")  # pragma: no cover - every variant is registered
-
-
-# --- notation ---------------------------------------------------------------------------------------
-
-
-def _is_empty_pile(game: Game, state: dict, pile: int | None) -> bool:
-    return pile is not None and 0 <= pile < game.variant.piles and not state["tableau"][pile]
-
-
-def _source_token(move: Move) -> str:
-    return {"waste": "w", "reserve": "r"}.get(move.source) or f"t{move.source_index}"
-
-
-def notation(move: Move, game: Game, state: dict | None = None) -> str:
-    """The short notation of legal ``move`` in ``game``'s position; :func:`parse_move` reads it back."""
-    if move.source == "stock":
-        return "d"
-    if move.target == "stock":
-        return "rd"
-    state = state if state is not None else game.get_state()
-    src = _source_token(move)
-    if move.target == "foundation":
-        return f"{src} f"
-    if not _is_empty_pile(game, state, move.target_index):
-        return f"{src} t{move.target_index}"
-    text = f"{src} e"
-    if move.source == "tableau":
-        to_empty = [m for m in game.legal_moves() if _same_source(m, move) and m.target == "tableau"
-                    and _is_empty_pile(game, state, m.target_index)]
-        if len(to_empty) > 1 or (move.count or 1) > 1:
-            text += f" {move.count}"
-    return text
-
-
-def _same_source(a: Move, b: Move) -> bool:
-    return (a.source, a.source_index) == (b.source, b.source_index)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def describe(move: Move, game: Game, state: dict | None = None) -> str:
-    """Legal ``move`` in words, with its cards: ``9h 8s -> t3 (onto Tc)``.
-
-    ``state`` is the position before the move; what is left of the stock or the redeals is counted
-    after it, since a replay's caption sits under the position the move made.
-    """
-    state = state if state is not None else game.get_state()
-    if move.source == "stock":
-        left = len(state["stock"]) - 1  # a draw turns one card
-        return f"draw from the stock ({_count(left, 'card')} left)" if left else "draw the stock's last card"
-    if move.target == "stock":
-        left = state.get("redeals_left", 0) - 1
-        return "redeal: turn the waste over into the stock " + (f"({_count(left, 'redeal')} left)" if left
-                                                                  else "(the last redeal)")
-    if move.source == "tableau":
-        cards = state["tableau"][move.source_index][-(move.count or 1):]
-        where = f"t{move.source_index}"
-    else:
-        cards = state[move.source][-1:]
-        where = move.source
-    what = " ".join(cards) + f" from {where}"
-    if move.target == "foundation":
-        return f"{what} -> foundation"
-    j = move.target_index
-    if _is_empty_pile(game, state, j):
-        return f"{what} -> empty pile t{j}"
-    return f"{what} -> t{j} (onto {state['tableau'][j][-1]})"
-
-
-def parse_move(text: str, game: Game) -> Move:
-    """The legal move that notation ``text`` names in ``game``'s position.
-
-    Raises ``ValueError`` with a message for a person: not notation, no such pile, not legal here
-    (with the legal moves from that source), or ambiguous (with the choices).
-    """
-    words = text.strip().lower()
-    legal = game.legal_moves()
-    v = game.variant
-    if words in _DRAW_WORDS or words in _REDEAL_WORDS:
-        draw = words in _DRAW_WORDS
-        for m in legal:
-            if (m.source == "stock") if draw else (m.target == "stock"):
-                return m
-        if draw:
-            raise ValueError("you cannot draw: the stock is empty" + (" (try 'rd' to redeal)" if any(
-                m.target == "stock" for m in legal) else ""))
-        if v.redeals == 0:
-            raise ValueError(f"{v.title} has no redeal")
-        raise ValueError("you cannot redeal now: a redeal needs an empty stock, cards in the waste and "
-                         "a redeal left")
-    match = _MOVE_RE.fullmatch(words)
-    if match is None:
-        raise ValueError(f"I don't understand {text.strip()!r}; type 'help' for the notation")
-    state = game.get_state()
-
-    def pile(token: str) -> int:
-        k = int(token[1:].strip())
-        if not 0 <= k < v.piles:
-            raise ValueError(f"there is no pile t{k}: the piles are t0 to t{v.piles - 1}")
-        return k
-
-    src, dst, count = match["src"], match["dst"], match["count"]
-    if src == "r":
-        if not v.reserve:
-            raise ValueError(f"{v.title} has no reserve")
-        source: tuple[str, int | None] = ("reserve", None)
-    elif src == "w":
-        source = ("waste", None)
-    else:
-        source = ("tableau", pile(src))
-    n = int(count) if count is not None else None
-    if n is not None and source[0] != "tableau" and n != 1:
-        raise ValueError(f"only one card at a time leaves the {source[0]}")
-
-    from_source = [m for m in legal if (m.source, m.source_index) == source]
-    if dst == "f":
-        found = [m for m in from_source if m.target == "foundation"]
-    elif dst == "e" or _is_empty_pile(game, state, pile(dst)):  # any empty pile: the lowest one is used
-        found = [m for m in from_source if m.target == "tableau" and _is_empty_pile(game, state, m.target_index)]
-    else:
-        found = [m for m in from_source if m.target == "tableau" and m.target_index == pile(dst)]
-    if n is not None:
-        found = [m for m in found if (m.count or 1) == n]
-    if len(found) == 1:
-        return found[0]
-    if len(found) > 1:
-        counts = sorted({m.count or 1 for m in found})
-        src_tok = _source_token(found[0])
-        listed = ", ".join(map(str, counts[:-1])) + f" or {counts[-1]}"
-        raise ValueError(f"{listed} cards can go there from {src_tok}: say how many, e.g. '{src_tok} {dst} "
-                         f"{counts[-1]}'")
-    into_empty = dst == "e" or (dst != "f" and _is_empty_pile(game, state, pile(dst)))
-    if into_empty and source[0] != "waste" and not v.tableau_to_empty:
-        raise ValueError(f"in {v.title} only the waste's top card goes into an empty pile")
-    where = {"waste": "the waste", "reserve": "the reserve"}.get(source[0]) or f"t{source[1]}"
-    if source[0] == "tableau" and not state["tableau"][source[1]]:
-        raise ValueError(f"pile t{source[1]} is empty")
-    if source[0] != "tableau" and not state[source[0]]:
-        raise ValueError(f"{where} is empty")
-    others = ", ".join(notation(m, game, state) for m in from_source)
-    hint = f"; legal from {where}: {others}" if others else f"; nothing can move from {where} now"
-    if dst == "e" and all(state["tableau"]):
-        raise ValueError(f"there is no empty pile{hint}")
-    raise ValueError(f"not a legal move here: {text.strip()}{hint}")
 
 
 # --- the session ------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ _CAPTION_FG = (238, 243, 234)
 
 def _captions(rec: dict) -> tuple[list[dict], list[str]]:
     """The replayed states and one caption per state: 'start', then 'step i/n: t3 t7  9h 8s from ...'."""
-    from solitaire_env.tools.play import describe, notation
+    from solitaire_env.engine.notation import describe, notation
 
     states, moves = replay(rec)
     n = len(moves)
