@@ -207,10 +207,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="share of each deal's limits given to the restarted searches over promising moves, "
                          "which find wins; the rest goes to the complete search, which alone can prove a loss "
                          "(default 0.9; in [0, 1); Rainbow's first search is complete and ignores it)")
-    so.add_argument("--prune-after-draw", action="store_true",
-                    help="after a draw that played nothing, search only stock and waste moves: sound, and smaller "
-                         "proofs with single draws; off by default (no gain on the two-deck games, and nothing to "
-                         "prune with stock macros)")
     so.add_argument("--stock-macros", action=argparse.BooleanOptionalAction, default=None,
                     help="search 'draw to a card and play it' as one move instead of single draws: sound, fewer "
                          "positions (default: on for Rainbow, off for the two-deck games)")
@@ -437,8 +433,8 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     _check_resume(args, parser)
     backend = _backend(args, parser, jobs=args.jobs or default_jobs())
     options = SolveOptions(time_limit=args.time_limit, max_nodes=args.max_nodes, memory_mb=args.memory,
-                           first_phase=args.restart_share, prune_after_draw=args.prune_after_draw,
-                           stock_macros=args.stock_macros, agent_guidance=args.agent_guidance)
+                           first_phase=args.restart_share, stock_macros=args.stock_macros,
+                           agent_guidance=args.agent_guidance)
     attempt = 1 + max((r.attempt for r in earlier), default=0)
     try:
         results = solve_deals(game, seeds, options, progress=not args.no_progress, csv_path=args.csv,
