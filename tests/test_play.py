@@ -158,7 +158,7 @@ def test_hint_suggests_a_legal_move_or_says_none():
 
 
 def test_hint_degrades_without_agents(monkeypatch):
-    monkeypatch.setitem(sys.modules, "solitaire_env.agents", None)  # any `import solitaire_env.agents...` now raises ImportError
+    monkeypatch.setitem(sys.modules, "solitaire_env.agents", None)  # importing the agents now raises ImportError
     monkeypatch.setitem(sys.modules, "solitaire_env.agents.heuristic", None)
     rc, out = run(["hint", "d", "quit"])
     assert rc == 0 and "no hint available" in out and "Traceback" not in out

@@ -183,17 +183,6 @@ def test_retry_solves_only_the_unknown_deals_again(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
-def test_prune_after_draw_reaches_the_solver(tmp_path):
-    out = tmp_path / "r.csv"
-    assert main(["solve", "rainbow", "--seeds", "953:954", "--max-nodes", "3000000", "--prune-after-draw",
-                 "--no-stock-macros", "--jobs", "1", "--no-progress", "--csv", str(out)]) == 0
-    (row,) = list(csv.DictReader(out.open()))
-    pruned = solve("rainbow", seed=953, time_limit=None, max_nodes=3000000, prune_after_draw=True, stock_macros=False)
-    full = solve("rainbow", seed=953, time_limit=None, max_nodes=3000000, stock_macros=False)
-    assert (row["result"], int(row["nodes"])) == (pruned.result, pruned.nodes) == ("lost", pruned.nodes)
-    assert pruned.nodes < full.nodes
-
-
 @pytest.mark.parametrize("game, flag, macros", [
     ("rainbow", None, True), ("rainbow", "--no-stock-macros", False),
     ("rank_and_file", None, False), ("rank_and_file", "--stock-macros", True)])

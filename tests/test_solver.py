@@ -447,36 +447,6 @@ def test_safe_only_when_every_card_that_could_go_on_it_is_on_the_foundations():
     assert not _safe({"c": (13, 13), "d": FULL, "h": (13, 3), "s": (13, 13)}, "5h")
 
 
-# --- searching only stock and waste moves after a plain draw ------------------------------------------
-
-
-@pytest.mark.parametrize("seed", [240, 736, 832, 953])
-def test_pruning_after_a_draw_proves_the_same_losses_with_fewer_positions(seed):
-    # Fewer positions generated (nodes), never more distinct ones stored.
-    full = solve("rainbow", seed=seed, time_limit=None, max_nodes=3_000_000, stock_macros=False)
-    pruned = solve("rainbow", seed=seed, time_limit=None, max_nodes=3_000_000, prune_after_draw=True,
-                   stock_macros=False)
-    assert full.result == pruned.result == "lost"
-    assert pruned.nodes < full.nodes and pruned.stored <= full.stored
-
-
-def test_pruning_after_a_draw_keeps_the_hand_built_answers():
-    won = solve_state(rainbow_redeal(1), prune_after_draw=True, stock_macros=False)
-    assert won.result == "won"
-    replay_to_win("Rainbow-v0", won.moves, state=rainbow_redeal(1))
-    assert solve_state(rainbow_redeal(0), prune_after_draw=True, stock_macros=False).result == "lost"
-    assert solve_state(split_position(), prune_after_draw=True, stock_macros=False).result == "won"
-    assert solve_state(dead_end(), prune_after_draw=True, stock_macros=False).result == "lost"
-
-
-@pytest.mark.parametrize("game, seeds", [("rainbow", [0, 4, 9, 10]), ("rank_and_file", [0, 1])])
-def test_pruning_after_a_draw_finds_wins_that_replay(game, seeds):
-    for seed in seeds:
-        result = solve(game, seed=seed, time_limit=None, max_nodes=3_000_000, prune_after_draw=True, stock_macros=False)
-        assert result.result == "won", (game, seed, result)
-        replay_to_win(ENV_OF[game], result.moves, seed=seed)
-
-
 # --- stock macros: "draw to a card and play it" as one move -------------------------------------------
 
 

@@ -125,7 +125,8 @@ def set_env_options(env: Any, render_mode: str | None, obs_mode: str, illegal_ac
             raise ValueError(f"{name} must be True or False, got {value!r}")
     modes = env.metadata["render_modes"]
     if render_mode is not None and render_mode not in modes:
-        raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
+        window = ": there is no window; 'ansi' gives text, 'rgb_array' frames to show" if render_mode == "human" else ""
+        raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}{window}")
     if illegal_action not in ILLEGAL_MODES:
         raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_MODES)}, got {illegal_action!r}")
     env.reward_fn = Reward(illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
@@ -183,6 +184,7 @@ class SolitaireEnv(gym.Env):
                           if obs_mode == "piles" or self.action_features else None)
         self._to_win = v.n_cards
         self._computed: dict | None = None  # the last observation's feature arrays
+        self._started = False  # the game above is a placeholder until the first reset or set_state
 
     # --- Gymnasium API ------------------------------------------------------------------------
 
@@ -197,6 +199,8 @@ class SolitaireEnv(gym.Env):
         return self._start()
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
         a = self._check_action(action)
         game, v = self.game, self.variant
         move = game.decode(a)
@@ -280,6 +284,7 @@ class SolitaireEnv(gym.Env):
     # --- internals ----------------------------------------------------------------------------
 
     def _start(self) -> tuple[Any, dict]:
+        self._started = True
         v, s = self.variant, self.game.state
         # The step's kernel with no move: a fresh process then compiles one kernel for reset and step
         # (a cold first use spent about a second more compiling separate ones).

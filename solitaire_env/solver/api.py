@@ -103,12 +103,9 @@ class SolveOptions:
     the complete search proved none lost); a first search that leaves no move out, as always in
     Rainbow, is complete itself and runs on to the overall limits whatever the share.
 
-    ``prune_after_draw`` searches only stock and waste moves after a draw that played nothing (sound:
-    docs/design.md, "Solver proofs"; kept for comparison, off by default: it gained nothing on the
-    two-deck games, and stock macros leave no plain draw to prune after). ``stock_macros`` searches
-    "draw to a card and play it" as one move (:mod:`~solitaire_env.solver.macros`), with stock
-    dominance. ``agent_guidance`` borrows the heuristic agent's judgement in the restarts: every other
-    restart orders moves by its rules (:func:`~solitaire_env.solver.guidance.agent_move_score`),
+    ``stock_macros`` searches "draw to a card and play it" as one move (:mod:`~solitaire_env.solver.macros`),
+    with stock dominance. ``agent_guidance`` borrows the heuristic agent's judgement in the restarts: every
+    other restart orders moves by its rules (:func:`~solitaire_env.solver.guidance.agent_move_score`),
     between restarts ``playout`` plays whole games from the start (if one is given: the ``solve``
     command gives the noisy heuristic agent, :func:`solitaire_env.agents.heuristic.playout`), and every
     :data:`ROLLOUT_UNITS` Luby terms comes a :func:`rollout`; a won playout or rollout is a winning
@@ -124,7 +121,6 @@ class SolveOptions:
     max_depth: int = 4096
     slice_nodes: int = 50_000
     first_phase: float = 0.9
-    prune_after_draw: bool = False
     stock_macros: bool | None = None
     agent_guidance: bool | None = None
     playout: Playout | None = None
@@ -202,8 +198,8 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
         cap = RESTART_NODES * _luby(restart + 1)
         table_mb = opts.memory_mb if restart == 0 else max(1, min(opts.memory_mb, cap * 16 >> 20))
         solver = Solver(variant, start.copy(), memory_mb=table_mb, max_depth=opts.max_depth, min_score=PROMISING,
-                        jitter=JITTER if restart else 0, seed=restart, prune_after_draw=opts.prune_after_draw,
-                        stock_macros=opts.stock_macros, stock_dominance=opts.stock_macros,
+                        jitter=JITTER if restart else 0, seed=restart, stock_macros=opts.stock_macros,
+                        stock_dominance=opts.stock_macros,
                         agent_order=opts.agent_guidance and restart % 2 == 1)
 
         def stop(solver: Solver, cap: int = cap, first: bool = restart == 0) -> str:
@@ -249,8 +245,7 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
                 return result("won", solver, moves=moves)
     # Phase 2: every move.
     solver = Solver(variant, start.copy(), memory_mb=opts.memory_mb, max_depth=opts.max_depth,
-                    prune_after_draw=opts.prune_after_draw, stock_macros=opts.stock_macros,
-                    stock_dominance=opts.stock_macros)
+                    stock_macros=opts.stock_macros, stock_dominance=opts.stock_macros)
     status, reason = _drive(solver, all_over, opts.slice_nodes)
     nodes += solver.nodes
     best = max(best, solver.best_foundation)

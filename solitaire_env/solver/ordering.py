@@ -84,13 +84,6 @@ def split_score(s, sp, kind: int, src: int, stays: int) -> int:
 
 
 @_jit
-def uses_stock(kind: int) -> bool:
-    """Whether a move of this kind involves the stock or the waste."""
-    return kind == DRAW or kind == REDEAL or kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU \
-        or kind == WASTE_TO_EMPTY
-
-
-@_jit
 def insert_sorted(scores, out, k, sc, m) -> None:
     """Put move ``m`` with score ``sc`` into the first ``k`` entries, kept best first (stable)."""
     j = k
@@ -106,4 +99,4 @@ def insert_sorted(scores, out, k, sc, m) -> None:
 # is dropped.
 drop_stale_cache(__name__)
 
-__all__ = ["PROMISING", "insert_sorted", "move_score", "run_score", "split_score", "uses_stock"]
+__all__ = ["PROMISING", "insert_sorted", "move_score", "run_score", "split_score"]

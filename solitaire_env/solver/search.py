@@ -22,7 +22,7 @@ from solitaire_env.solver.dominance import insert_dominant, insert_undominated
 from solitaire_env.solver.guidance import agent_move_score
 from solitaire_env.solver.hashing import state_key, table_insert
 from solitaire_env.solver.macros import apply_move, step_action, stock_macros
-from solitaire_env.solver.ordering import insert_sorted, move_score, uses_stock
+from solitaire_env.solver.ordering import insert_sorted, move_score
 from solitaire_env.solver.registers import (
     EXHAUSTED,
     MEMORY,
@@ -43,11 +43,10 @@ _jit = njit(cache=True, nogil=True)
 
 
 @_jit
-def order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only, macros, scores, agent_order) -> int:
+def order_moves(s, sp, actions, mask, out, min_score, regs, jitter, macros, scores, agent_order) -> int:
     """Write the legal actions scoring at least ``min_score`` into ``out``, best first; return how many.
 
-    With ``stock_only``, only the moves that involve the stock or the waste (the others are searched
-    from the position before the draw: see :func:`search_slice`). Sets ``regs[R_PRUNED]`` when a legal
+    With ``macros``, draws and redeals are left to the stock macros. Sets ``regs[R_PRUNED]`` when a legal
     move was left out otherwise: the search is then no proof of a loss.
     """
     n_legal = core.legal_mask(s, sp, actions, mask)
@@ -55,8 +54,8 @@ def order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only, 
     for a in range(sp[SP_N_ACTIONS]):
         if mask[a]:
             kind = actions[a, 0]
-            if (stock_only and not uses_stock(kind)) or (macros and (kind == DRAW or kind == REDEAL)):
-                n_legal -= 1  # searched elsewhere: from the position before the draw, or as a macro
+            if macros and (kind == DRAW or kind == REDEAL):
+                n_legal -= 1  # searched as a macro
                 continue
             sc = agent_move_score(s, sp, actions, a) if agent_order else move_score(s, sp, actions, a)
             if sc < min_score:
@@ -77,7 +76,7 @@ def order_moves(s, sp, actions, mask, out, min_score, regs, jitter, stock_only, 
 
 @_jit
 def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_move, regs, budget, scratch, mask,
-                 min_score, jitter, seed, prune_after_draw, macros, scores, agent_order, dominance, best) -> None:
+                 min_score, jitter, seed, macros, scores, agent_order, dominance, best) -> None:
     """Run the depth-first search for at most ``budget`` nodes, resuming from ``regs``."""
     n_cards = sp[SP_NCARDS]
     max_depth = states.shape[0]
@@ -96,7 +95,7 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
         else:
             table_insert(table, state_key(states[0], sp))
         regs[R_STORED] = 1
-        n_moves[0] = order_moves(states[0], sp, actions, mask, moves[0], min_score, regs, jitter, False, macros,
+        n_moves[0] = order_moves(states[0], sp, actions, mask, moves[0], min_score, regs, jitter, macros,
                                  scores, agent_order)
         next_move[0] = 0
         regs[R_DEPTH] = 0
@@ -118,7 +117,7 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
         parent = states[d]
         for i in range(parent.shape[0]):  # an explicit loop: numba's slice copy costs 20 times as much here
             child[i] = parent[i]
-        a = apply_move(child, sp, actions, m)
+        apply_move(child, sp, actions, m)
         play_safe_moves(child, sp, actions, scratch, 0, not dominance)
         done += 1
         regs[R_NODES] += 1
@@ -142,14 +141,8 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
         if regs[R_STORED] >= max_load:
             regs[R_STATUS] = MEMORY
             return
-        # A draw or redeal that played nothing to the foundations left the tableau and reserve as they
-        # were: a move among them from here leads where the same move followed by this draw leads
-        # from the position before it, which the search covers there. Only stock and waste moves are new.
-        kind = actions[a, 0]
-        plain_draw = (kind == DRAW or kind == REDEAL) and found == core.foundation_cards(states[d], sp)
-        stock_only = prune_after_draw and plain_draw
         n_moves[d + 1] = order_moves(child, sp, actions, mask, moves[d + 1], min_score, regs, jitter,
-                                     stock_only, macros, scores, agent_order)
+                                     macros, scores, agent_order)
         next_move[d + 1] = 0
         regs[R_DEPTH] = d + 1
 
@@ -185,7 +178,6 @@ class Solver:
     min_score: int = 0  # search only moves scoring at least this (0: every move)
     jitter: int = 0  # add a random 0..jitter-1 to every move's score (restarts)
     seed: int = 0  # seeds the jitter
-    prune_after_draw: bool = False  # after a draw that played nothing, search only stock and waste moves
     stock_macros: bool = False  # "draw to a card and play it" as one move, instead of single draws (macros.py)
     agent_order: bool = False  # order moves by the heuristic agent's rules (guidance.agent_move_score)
     stock_dominance: bool = False  # with macros: skip a position a stored one dominates (dominance.py)
@@ -248,7 +240,7 @@ class Solver:
         a = self._arrays
         search_slice(self.start, self.variant.spec, self.variant.actions, a["table"], self.max_load, a["states"],
                      a["moves"], a["n_moves"], a["next_move"], a["regs"], budget, a["scratch"], a["mask"],
-                     self.min_score, self.jitter, self.seed, self.prune_after_draw, self.stock_macros, a["scores"],
+                     self.min_score, self.jitter, self.seed, self.stock_macros, a["scores"],
                      self.agent_order, self.stock_dominance, a["best"])
         return int(a["regs"][R_STATUS])
 

@@ -4,7 +4,7 @@
 [--env-kwargs JSON] [--csv FILE] [--json FILE] [--no-progress]`` plays each agent over the same deals (see
 :mod:`solitaire_env.tools.evaluation`) and prints a table of the results. Bad input (an unknown env id or
 agent, a missing checkpoint, a non-positive number of episodes) prints a one-line error and exits
-with status 2.
+with status 2. A command that needs a pip extra that is not installed says which in one line, status 1.
 
 ``solve`` and ``evaluate`` take ``--ray [ADDRESS]`` (the deals as Ray tasks, on a cluster or on a
 Ray instance started here; :mod:`solitaire_env.parallel`) and ``--resume`` (go on from the rows an
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from solitaire_env.engine.deals import SPLITS
 from solitaire_env.envs.registration import ENV_IDS
+from solitaire_env.tools.extras import importable, stop_for_extra
 
 if TYPE_CHECKING:
     from solitaire_env.parallel import Backend
@@ -39,24 +40,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _positive_int(text: str) -> int:
+def _int_at_least(text: str, low: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {value}")
     return value
+
+
+def _positive_int(text: str) -> int:
+    return _int_at_least(text, 1, "positive")
 
 
 def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be non-negative, got {value}")
-    return value
+    return _int_at_least(text, 0, "non-negative")
 
 
 def _seed_range(text: str) -> str:
@@ -131,9 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--agent", required=True, action="append", metavar="AGENT", dest="agents",
                     help="'random', 'heuristic', 'search' (the determinized search agent), 'search:WxN' (W "
                          "guesses of the hidden cards per move, N solver positions each, e.g. search:8x1000), "
-                         "PATH: a MaskablePPO .zip played greedily or a run directory (its best_model.zip, else "
-                         "final_model.zip), or 'sample:PATH' (the checkpoint's policy sampled, seeded per deal); "
-                         "repeat to compare several")
+                         "'pretrained' (the env's shipped policy, agents/pretrained/, greedy, in its own env "
+                         "options), PATH: a MaskablePPO .zip played greedily or a run directory (its best_model.zip, "
+                         "else final_model.zip), or 'sample:PATH' (the checkpoint's policy sampled, seeded per "
+                         "deal); repeat to compare several. pretrained, PATH and sample:PATH need the train extra")
     ev.add_argument("--episodes", required=True, type=_positive_int, metavar="N", help="deals to play")
     ev.add_argument("--deals", choices=("test", "validation", "train"), default="test",
                     help="the split the deals come from (default test: deals 0-9999, what docs/results.md "
@@ -207,10 +207,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="share of each deal's limits given to the restarted searches over promising moves, "
                          "which find wins; the rest goes to the complete search, which alone can prove a loss "
                          "(default 0.9; in [0, 1); Rainbow's first search is complete and ignores it)")
-    so.add_argument("--prune-after-draw", action="store_true",
-                    help="after a draw that played nothing, search only stock and waste moves: sound, and smaller "
-                         "proofs with single draws; off by default (no gain on the two-deck games, and nothing to "
-                         "prune with stock macros)")
     so.add_argument("--stock-macros", action=argparse.BooleanOptionalAction, default=None,
                     help="search 'draw to a card and play it' as one move instead of single draws: sound, fewer "
                          "positions (default: on for Rainbow, off for the two-deck games)")
@@ -261,9 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
                              description="Replay a recording (docs/recordings.md) to a GIF, a self-contained "
                                          "HTML page with step buttons, or step through it in the terminal.")
     rp.add_argument("recording", metavar="FILE")
-    rp.add_argument("--gif", metavar="OUT.gif")
-    rp.add_argument("--html", metavar="OUT.html")
-    rp.add_argument("--ansi", action="store_true", help="step through it in the terminal")
+    rp.add_argument("--gif", metavar="OUT.gif", help="write an animated GIF, one frame per step")
+    rp.add_argument("--html", metavar="OUT.html", help="write one self-contained HTML page with step buttons")
+    rp.add_argument("--ansi", action="store_true", help="step through it in the terminal (Enter, b, a step number, q)")
     rp.add_argument("--fps", type=float, default=4.0, help="frames per second (default 4)")
     rp.set_defaults(run=_replay, command_parser=rp)
     return parser
@@ -273,6 +269,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from solitaire_env.agents import make_agent
     from solitaire_env.tools.evaluation import EpisodeErrors, evaluate
 
+    progress = not args.no_progress and importable("tqdm")  # the base install plays without a bar
     if args.env not in ENV_IDS:
         parser.error(f"unknown env id {args.env!r}; known: {', '.join(ENV_IDS)}")
     split = SPLITS[args.deals]
@@ -298,6 +295,8 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             agents[name] = make_agent(name, args.env, seed=args.seed)
         except (FileNotFoundError, ValueError) as e:
             parser.error(str(e))
+        except ModuleNotFoundError as e:
+            stop_for_extra(f"solitaire-env evaluate --agent {name}", e)
     for name, agent in agents.items():  # say which file a run directory (or "x" for "x.zip") stood for
         checkpoint = getattr(agent, "checkpoint", None)
         if checkpoint and checkpoint != name.removeprefix("sample:"):
@@ -308,7 +307,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except OSError as e:
             parser.error(f"cannot create {args.record}: {e.strerror or e}")
     try:
-        result = evaluate(args.env, agents, args.episodes, args.seed, progress=not args.no_progress,
+        result = evaluate(args.env, agents, args.episodes, args.seed, progress=progress,
                           record_dir=args.record, env_kwargs=args.env_kwargs, backend=backend, csv_path=args.csv,
                           resume=args.resume, winnable_only=args.winnable_only, torch_threads=args.torch_threads)
     except EpisodeErrors as e:
@@ -429,8 +428,8 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     _check_resume(args, parser)
     backend = _backend(args, parser, jobs=args.jobs or default_jobs())
     options = solver_options(SolveOptions(time_limit=args.time_limit, max_nodes=args.max_nodes, memory_mb=args.memory,
-                                          first_phase=args.restart_share, prune_after_draw=args.prune_after_draw,
-                                          stock_macros=args.stock_macros, agent_guidance=args.agent_guidance), game)
+                                          first_phase=args.restart_share, stock_macros=args.stock_macros,
+                                          agent_guidance=args.agent_guidance), game)
     attempt = 1 + max((r.attempt for r in earlier), default=0)
     try:
         results = solve_deals(game, seeds, options, progress=not args.no_progress, csv_path=args.csv,
@@ -572,7 +571,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``solitaire-env``; returns the exit status (bad input: ``SystemExit(2)``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return args.run(args, args.command_parser)
+    try:
+        return args.run(args, args.command_parser)
+    except ModuleNotFoundError as e:  # one line naming the extra to install (re-raised for any other module)
+        stop_for_extra(f"solitaire-env {args.command}", e)
 
 
 if __name__ == "__main__":
