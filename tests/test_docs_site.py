@@ -70,7 +70,7 @@ def _browser() -> str | None:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    for module in ("mkdocs", "material", "mkdocstrings"):
+    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (pip install -e '.[docs]')")
     out = tmp_path_factory.mktemp("site")
