@@ -90,3 +90,22 @@ def test_state_format_examples_are_valid_states():
 def test_the_rainbow_example_is_deal_3():
     (rainbow,) = [e for e in state_format_examples() if e["variant"] == "rainbow"]
     assert rainbow == Game("rainbow", seed=3).get_state()
+
+
+# A commit hash (7-40 hex digits with a letter and a digit), an issue number, a date: history, which goes
+# to CHANGELOG.md, not into the reference pages.
+HISTORY = re.compile(
+    r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b|\bissue #?\d+|#\d{2,}\b|\b20\d\d-\d\d-\d\d\b",
+    re.IGNORECASE,
+)
+
+
+def test_reference_pages_carry_no_history():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert any(p.name == "baselines.md" for p in pages)
+    hits = []
+    for path in pages:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            hits += [f"{path.relative_to(ROOT)}:{number}: {m.group(0)}" for m in HISTORY.finditer(line)]
+    assert not hits, "commit hashes, issue numbers or dates in reference pages (history goes to CHANGELOG.md):\n" + \
+        "\n".join(hits)
