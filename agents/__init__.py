@@ -10,7 +10,7 @@
 (:mod:`agents.ppo`, needs the ``train`` extra), or to a training run directory: its
 ``best_model.zip``, else its ``final_model.zip``; ``sample:PATH``: that checkpoint's policy sampled
 instead of played greedily; ``pretrained``: the game's shipped policy (``agents/pretrained/<game>.zip``,
-a :class:`~solitaire_env.agents.move_scorer.MoveScorerPolicy` trained by ``configs/<game>_scorer.yaml``; needs the
+a :class:`~solitaire_env.agents.move_scorer.MoveScorerPolicy` trained by ``configs/<game>.yaml`` (the recipe); needs the
 ``train`` extra), which plays in the env options it was trained with (:attr:`Agent.env_kwargs`).
 """
 

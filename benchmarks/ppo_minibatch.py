@@ -2,7 +2,7 @@
 and as it was (``torch.logsumexp`` over every action) alternating in one process (docs/results.md,
 "Training throughput").
 
-    python benchmarks/ppo_minibatch.py configs/rank_and_file.yaml [ROUNDS]
+    python benchmarks/ppo_minibatch.py configs/ablations/rank_and_file_ppo.yaml [ROUNDS]
 
 Builds the config's model as ``solitaire-env train`` does (one torch thread), learns 4,096 steps, then
 times ``ROUNDS`` (default 8) rounds of 5 updates on a minibatch of 1,024 positions (``evaluate_actions``,

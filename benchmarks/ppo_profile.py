@@ -1,7 +1,7 @@
 """Where MaskablePPO's time goes: ``cProfile`` over ``STEPS`` steps of a training config (docs/results.md,
 "Training throughput").
 
-    python benchmarks/ppo_profile.py configs/rainbow.yaml 16384 [OPTIMIZER_KWARGS]
+    python benchmarks/ppo_profile.py configs/ablations/rainbow_ppo.yaml 16384 [OPTIMIZER_KWARGS]
     python benchmarks/ppo_profile.py configs/ablations/rainbow_no_teacher.yaml 8192     # MoveScorerPolicy
 
 Builds the config's model and env as ``solitaire-env train`` does (one torch thread), learns 4,096

@@ -3,12 +3,12 @@
 
     python benchmarks/ppo_throughput.py [REPS] [PATTERN]
 
-``CardCodesPolicy`` on ``configs/rainbow.yaml`` (16,384 steps after 4,096 to warm up) in eight
+``CardCodesPolicy`` on ``configs/ablations/rainbow_ppo.yaml`` (16,384 steps after 4,096 to warm up) in eight
 variants: as it first was (the embedding's ``skip_empty`` off, Adam's foreach kernel, sb3-contrib's
 ``forward`` and ``evaluate_actions``), with the update's speed-ups but sb3-contrib's passes, and
 today's passes on one torch thread and with PPO's update on two threads (``update_threads: 2``), each
-of these two with 4, 3 and 2 epochs per update. Then ``configs/rank_and_file.yaml`` and
-``configs/number_ten.yaml`` as they are (16,384 after 4,096), on one thread and with two update
+of these two with 4, 3 and 2 epochs per update. Then ``configs/ablations/rank_and_file_ppo.yaml`` and
+``configs/ablations/number_ten_ppo.yaml`` as they are (16,384 after 4,096), on one thread and with two update
 threads, and ``MoveScorerPolicy`` on ``configs/ablations/rainbow_no_teacher.yaml`` (8,192 after
 4,096), the same two ways. ``REPS`` rounds (default 2), the variants alternating within a round;
 ``PATTERN``, a regular expression, keeps the variants whose full name matches. Run it on a quiet
@@ -45,7 +45,8 @@ CARD_CODES: dict[str, tuple[dict | None, dict | None, bool, int, int]] = {
 }
 SCORER = {"defaults, 1 thread": 1, "defaults, 2 update threads": 2}
 # the two-deck games' from-scratch configs, as they are: name: (config, update threads)
-TWO_DECK = {f"{path}, {label}": (path, threads) for path in ("configs/rank_and_file.yaml", "configs/number_ten.yaml")
+TWO_DECK = {f"{path}, {label}": (path, threads)
+            for path in ("configs/ablations/rank_and_file_ppo.yaml", "configs/ablations/number_ten_ppo.yaml")
             for label, threads in (("1 thread", 1), ("2 update threads", 2))}
 
 
@@ -84,7 +85,8 @@ def main() -> None:
     for _ in range(reps):
         for name, (extractor, optimizer, parent, threads, epochs) in CARD_CODES.items():
             if wanted.search(f"CardCodesPolicy, {name}"):
-                rate = steps_per_second("configs/rainbow.yaml", 16_384, extractor, optimizer, parent, threads, epochs)
+                rate = steps_per_second("configs/ablations/rainbow_ppo.yaml", 16_384, extractor, optimizer, parent,
+                                        threads, epochs)
                 out.setdefault(f"CardCodesPolicy, {name}", []).append(round(rate))
         for name, (path, threads) in TWO_DECK.items():
             if wanted.search(f"CardCodesPolicy, {name}"):

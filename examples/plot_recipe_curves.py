@@ -1,11 +1,12 @@
 """The validation curves of the learned-policy recipes (docs/results.md): the validation win rate after each
 cloning epoch or pretraining round of each game's run, beside the heuristic on the same deals.
 
-    python examples/plot_recipe_curves.py runs/rainbow_scorer runs/rank_and_file_scorer runs/number_ten_scorer \\
+    python examples/plot_recipe_curves.py runs/ablations/rainbow_heuristic_teacher runs/rank_and_file runs/number_ten \\
         --out docs/img/recipe_curves.png
 
-Reads each run's ``pretrain.json`` and ``config.yaml``; plays the heuristic on the run's validation deals
-(``eval.seed`` .., ``pretrain.eval_episodes`` of them) for the reference line.
+(the run directories of configs/ablations/rainbow_heuristic_teacher.yaml, configs/rank_and_file.yaml and
+configs/number_ten.yaml). Reads each run's ``pretrain.json`` and ``config.yaml``; plays the heuristic on the
+run's validation deals (``eval.seed`` .., ``pretrain.eval_episodes`` of them) for the reference line.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Train MaskablePPO on the batched Rainbow env, then watch it play one deal.
 
 Run: python examples/train_maskable_ppo.py   (about a minute on a laptop CPU)
-For configs, checkpoints and evaluation callbacks use `solitaire-env train configs/rainbow.yaml`.
+For configs, checkpoints and evaluation callbacks use `solitaire-env train configs/quick.yaml`.
 """
 
 import gymnasium as gym

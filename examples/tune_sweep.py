@@ -14,7 +14,8 @@ On one machine, a tiny budget (a minute or two on 2 cores; needs ``pip install -
 A real sweep, on a Ray cluster (``ray start --head`` on one machine, ``ray start --address HEAD:6379``
 on the others, the project installed on each; then, on the head)::
 
-    python examples/tune_sweep.py configs/rainbow.yaml --address auto --samples 32 --eval-episodes 500 \\
+    python examples/tune_sweep.py configs/ablations/rainbow_ppo.yaml --address auto --samples 32 \\
+        --eval-episodes 500 \\
         --storage /shared/tune          # a folder every machine sees, or s3://bucket/tune
 
 Each trial takes one CPU (one torch thread, the batched env in the same process), so a cluster of N

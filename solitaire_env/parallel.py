@@ -23,8 +23,6 @@ This module imports nothing else from the package: the solver layer and the tool
 
 from __future__ import annotations
 
-import json
-import os
 import pickle
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -35,12 +33,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 RAY_HINT = "pip install 'solitaire-env[ray]'"
-# Test hook, read by the driver and passed to each Ray task (so it reaches workers of a cluster started
-# before it was set): JSON {"dir": DIR, "exit_once": [i, ...], "exit": [j, ...], "raise": [k, ...]}: the
-# worker running task i dies (os._exit) on the task's first attempt (a marker file in DIR remembers it),
-# the one running task j on every attempt; task k raises. Each happens once the task's work is done,
-# before its result is sent: the deal was played, and its answer must still come back exactly once.
-FAULTS_ENV = "SOLITAIRE_ENV_TEST_FAULTS"
 
 
 @dataclass(frozen=True)
@@ -173,30 +165,9 @@ def _worker_context(ref: Any) -> Any:
     return _WORKER_CONTEXT[1]
 
 
-def _inject_fault(faults: dict | None, index: int) -> None:
-    if not faults:
-        return
-    if index in faults.get("exit", ()):
-        os._exit(1)
-    if index in faults.get("raise", ()):
-        raise RuntimeError(f"fault injected into task {index}")
-    if index in faults.get("exit_once", ()):
-        marker = os.path.join(faults["dir"], f"task-{index}")
-        if not os.path.exists(marker):
-            open(marker, "w").close()
-            os._exit(1)
-
-
-def _ray_task(fn: Callable[[Any, T], R], boxed_context: list, task: T, index: int,
-              faults: dict | None) -> R | TaskError:
+def _ray_task(fn: Callable[[Any, T], R], boxed_context: list, task: T) -> R | TaskError:
     # The context's reference comes in a list so that Ray passes the reference, not the object.
-    context = _worker_context(boxed_context[0])
-    result = _call(fn, context, task)
-    try:  # after the work, before the answer leaves: a worker that dies here loses a finished deal
-        _inject_fault(faults, index)
-    except RuntimeError as e:
-        return TaskError(_error_text(e))
-    return result
+    return _call(fn, _worker_context(boxed_context[0]), task)
 
 
 def _ray_init(ray: Any, address: str) -> None:
@@ -214,7 +185,6 @@ def _run_ray(fn: Callable[[Any, T], R], tasks: Sequence[T], context: Any,
     if _REMOTE is None:
         _REMOTE = ray.remote(_ray_task)
     remote = _REMOTE.options(num_cpus=1, max_retries=backend.retries, retry_exceptions=False)
-    faults = json.loads(os.environ[FAULTS_ENV]) if os.environ.get(FAULTS_ENV) else None
     boxed = [ray.put(ray.cloudpickle.dumps(context))]
     # A bounded window of tasks in flight keeps the driver's memory flat over 100,000 deals while
     # leaving enough queued for every CPU (and for an autoscaler to see the demand).
@@ -224,7 +194,7 @@ def _run_ray(fn: Callable[[Any, T], R], tasks: Sequence[T], context: Any,
     try:
         while next_task < len(tasks) or pending:
             while next_task < len(tasks) and len(pending) < window:
-                pending[remote.remote(fn, boxed, tasks[next_task], next_task, faults)] = next_task
+                pending[remote.remote(fn, boxed, tasks[next_task])] = next_task
                 next_task += 1
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
@@ -238,4 +208,4 @@ def _run_ray(fn: Callable[[Any, T], R], tasks: Sequence[T], context: Any,
             ray.cancel(ref)
 
 
-__all__ = ["FAULTS_ENV", "RAY_HINT", "Backend", "TaskError", "import_ray", "run_tasks"]
+__all__ = ["RAY_HINT", "Backend", "TaskError", "import_ray", "run_tasks"]

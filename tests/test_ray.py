@@ -11,16 +11,46 @@ from __future__ import annotations
 import csv
 import json
 import operator
+import os
+import sys
 
 import gymnasium as gym
 import pytest
 
-from solitaire_env.parallel import FAULTS_ENV, Backend, run_tasks
+from solitaire_env.parallel import Backend, run_tasks
+from solitaire_env.solver import winnability
 from solitaire_env.solver.winnability import solve_deals
+from solitaire_env.tools import evaluation
 from solitaire_env.tools.cli import main
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
+# The workers cannot import this module: what they run from it (the faults below) travels by value.
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+class Faults:
+    """A task function with faults injected into the Ray worker running it, once the task's work is done and
+    before its answer leaves: the deal was played, and its answer must still come back exactly once. The
+    worker running a task of ``exit_once`` dies on the first try (a marker file in ``folder`` remembers it),
+    one of ``exit`` on every try; a task of ``fail`` raises."""
+
+    def __init__(self, fn, folder, exit_once=(), exit=(), fail=()):
+        self.fn, self.folder = fn, str(folder)
+        self.exit_once, self.exit, self.fail = list(exit_once), list(exit), list(fail)
+
+    def __call__(self, context, task):
+        result = self.fn(context, task)
+        if task in self.exit:
+            os._exit(1)
+        if task in self.fail:
+            raise RuntimeError(f"fault injected into task {task}")
+        if task in self.exit_once:
+            marker = os.path.join(self.folder, f"task-{task}")
+            if not os.path.exists(marker):
+                open(marker, "w").close()
+                os._exit(1)
+        return result
 
 RAY = Backend(ray="")  # the cluster the fixture started (run_tasks keeps a running one)
 SOLVE = ["--max-nodes", "20000", "--time-limit", "600", "--memory", "16", "--no-progress"]
@@ -61,11 +91,12 @@ def test_a_killed_worker_has_its_deal_retried_and_a_failing_deal_is_reported(tmp
     both reported with their error as unknown; every deal has exactly one row."""
     seeds = list(range(10, 20))
     expected = solve_deals("rainbow", seeds, time_limit=None, max_nodes=20_000, memory_mb=16)
-    monkeypatch.setenv(FAULTS_ENV, json.dumps({"dir": str(tmp_path), "exit_once": [2], "exit": [5], "raise": [6]}))
+    monkeypatch.setattr(winnability, "_solve_one", Faults(winnability._solve_one, tmp_path, exit_once=[seeds[2]],
+                                                         exit=[seeds[5]], fail=[seeds[6]]))
     out = tmp_path / "faults.csv"
     got = solve_deals("rainbow", seeds, time_limit=None, max_nodes=20_000, memory_mb=16, csv_path=str(out),
                       backend=Backend(ray="", retries=1))
-    assert (tmp_path / "task-2").exists()  # the first try did die
+    assert (tmp_path / f"task-{seeds[2]}").exists()  # the first try did die
     rows = _rows(out)
     assert [int(r["seed"]) for r in rows] == seeds  # none lost, none twice
     assert [r.seed for r in got] == seeds
@@ -73,7 +104,7 @@ def test_a_killed_worker_has_its_deal_retried_and_a_failing_deal_is_reported(tmp
         if i == 5:
             assert r.result == "unknown" and r.reason.startswith("error: WorkerCrashedError"), r.reason
         elif i == 6:
-            assert r.result == "unknown" and r.reason == "error: RuntimeError: fault injected into task 6"
+            assert r.result == "unknown" and r.reason == f"error: RuntimeError: fault injected into task {seeds[6]}"
         else:
             assert (r.result, r.nodes, r.solution_length) == (e.result, e.nodes, e.solution_length)
     assert rows[5]["reason"] == got[5].reason
@@ -116,20 +147,23 @@ def test_evaluate_on_ray_gives_the_same_figures_and_files(tmp_path, capsys, tiny
 
 
 def test_evaluate_with_failed_episodes_finishes_and_resumes(tmp_path, monkeypatch, capsys):
-    """Episode tasks 3 (a dead worker, every try) and 7 (an exception) fail: the run plays the rest, exits 1
-    and names them; --resume plays only those two, and the files equal an uninterrupted run's."""
+    """Episode tasks 3 (random on deal 3: a dead worker, every try) and 7 (heuristic on deal 1: an exception)
+    fail: the run plays the rest, exits 1 and names them; --resume plays only those two, and the files equal an
+    uninterrupted run's."""
     env_id, agents = "Rainbow-v0", ["--agent", "random", "--agent", "heuristic"]
     base = ["evaluate", "--env", env_id, *agents, "--episodes", "6", "--no-progress"]
     assert main([*base, "--csv", str(tmp_path / "whole.csv")]) == 0
     capsys.readouterr()
     out = tmp_path / "parts.csv"
-    monkeypatch.setenv(FAULTS_ENV, json.dumps({"dir": str(tmp_path), "exit": [3], "raise": [7]}))
+    play_task = evaluation._play_task
+    monkeypatch.setattr(evaluation, "_play_task", Faults(play_task, tmp_path, exit=[("random", 3)],
+                                                         fail=[("heuristic", 1)]))
     assert main([*base, "--ray", "--csv", str(out)]) == 1
     err = capsys.readouterr().err
     assert "agent random on deal 3: WorkerCrashedError" in err and "agent heuristic on deal 1: RuntimeError" in err
     assert "--resume" in err
     assert len(_rows(out)) == 10
-    monkeypatch.delenv(FAULTS_ENV)
+    monkeypatch.setattr(evaluation, "_play_task", play_task)
     played = []
 
     def spy(fn, tasks, context=None, backend=None):

@@ -163,8 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train MaskablePPO as CONFIG says (see configs/); the run directory gets checkpoints, "
                     "TensorBoard logs, evaluations, the final model and a learning curve.")
     tr.add_argument("config", metavar="CONFIG", help="YAML training config, e.g. configs/rainbow.yaml")
+    tr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                    help="override a config key (VALUE read as YAML; KEY dotted into a section, e.g. "
+                         "hyperparams.learning_rate=1e-4; KEY=null removes it); may be repeated")
     tr.add_argument("--output", metavar="DIR", help="run directory (default: the config's output_dir)")
-    tr.add_argument("--timesteps", type=_positive_int, metavar="N", help="override total_timesteps")
+    tr.add_argument("--timesteps", type=_positive_int, metavar="N",
+                    help="override total_timesteps (as --set total_timesteps=N)")
     tr.add_argument("--evaluate", type=_positive_int, metavar="N",
                     help="afterwards, evaluate the trained model beside random and heuristic on test deals 0 .. N-1")
     again = tr.add_mutually_exclusive_group()
@@ -344,12 +348,11 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     from solitaire_env.tools.training import ConfigError, RunDirError, load_config, prepare_run_dir, train
 
+    overrides = [*args.overrides, *([f"total_timesteps={args.timesteps}"] if args.timesteps else [])]
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, overrides)
     except ConfigError as e:
         parser.error(str(e))
-    if args.timesteps:
-        config.total_timesteps = args.timesteps
     out = Path(args.output or config.output_dir)
     if out.exists() and not out.is_dir():
         parser.error(f"run directory {out} is a file")

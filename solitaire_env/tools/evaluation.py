@@ -30,6 +30,7 @@ import numpy as np
 from solitaire_env.engine.deals import describe, split_of
 from solitaire_env.envs.registration import ENV_IDS
 from solitaire_env.parallel import Backend, TaskError, run_tasks
+from solitaire_env.tools.episodes import EpisodeRunner
 
 if TYPE_CHECKING:
     from solitaire_env.agents.base import Agent
@@ -399,45 +400,17 @@ def agent_env_kwargs(agents: dict[str, Agent], env_kwargs: dict) -> dict[str, di
 
 def play_batched(env_id: str, env_kwargs: dict, name: str, agent: Agent, deals: list[int],
                  n_envs: int = 64) -> Iterator[EpisodeRecord]:
-    """Agent ``name`` plays each of ``deals`` once, ``n_envs`` at a time in the batched env, choosing
-    with ``agent.act_batch(obs, masks)``: the episodes of one-at-a-time play, yielded as they finish.
+    """Agent ``name`` plays each of ``deals`` once, ``n_envs`` at a time in the batched env (the episode
+    runner of :mod:`solitaire_env.tools.episodes`), choosing with ``agent.act_batch(obs, masks)``: the
+    episodes of one-at-a-time play, yielded as they finish.
 
     Only for agents whose batch play is their single play (``agent.batched``: a greedy policy). A policy's
     scores for one position can differ in the last bits between a batch and a single pass, so a move
     whose two best scores tie to about 1e-6 may go the other way; the figures agree otherwise.
     """
-    n = max(1, min(n_envs, len(deals)))
-    env = gym.make_vec(env_id, num_envs=n, deals=list(deals), **env_kwargs)
-    venv = env.unwrapped if hasattr(env, "unwrapped") else env
-    obs, _ = venv.reset(seed=list(range(n)))  # sub-env i starts at deal i, then i + n, ...
-    game = np.arange(n)
-    length = np.zeros(n, np.int64)
-    total = np.zeros(n)
-    while True:
-        active = game < len(deals)
-        if not active.any():
-            break
-        masks = venv.masks.astype(bool)
-        acts = agent.act_batch(obs, masks)
-        for i in np.flatnonzero(~masks[np.arange(n), acts]):
-            if active[i]:
-                raise RuntimeError(f"agent {name!r} played illegal action {acts[i]} on deal {deals[game[i]]}, "
-                                   f"step {length[i]}")
-            legal = np.flatnonzero(masks[i])  # an idle sub-env: any legal move
-            acts[i] = legal[0] if len(legal) else 0
-        obs, reward, terminated, truncated, info = venv.step(acts)
-        length += 1
-        total += reward
-        done = np.flatnonzero(terminated | truncated)
-        for i in done:
-            if active[i]:
-                yield EpisodeRecord(name, deals[game[i]], bool(info["is_won"][i]), int(info["foundation_cards"][i]),
-                                    int(length[i]), bool(truncated[i] and not terminated[i]), float(total[i]))
-            game[i] += n
-            length[i], total[i] = 0, 0.0
-        if len(done):
-            obs = venv.reset_envs(done)
-    env.close()
+    runner = EpisodeRunner(env_id, list(deals), env_kwargs, n_envs=n_envs)
+    for e in runner.run(lambda turn: agent.act_batch(turn.obs, turn.masks), name=name):
+        yield EpisodeRecord(name, e.deal, e.won, e.foundation_cards, e.length, e.truncated, e.total_return)
 
 
 def _shipped_labels(env_id: str) -> tuple[set[int], set[int]] | None:

@@ -1,7 +1,7 @@
 """Learning from a teacher: batched play with a teacher and a student, behaviour cloning, DAgger.
 
-:func:`play` runs the batched env (:class:`~solitaire_env.envs.vector.SolitaireVectorEnv`) over an
-ordered list of deals, each played exactly once, with one teacher agent per sub-env and optionally a
+:func:`play` runs the batched env over an ordered list of deals, each played exactly once (the episode
+runner of :mod:`solitaire_env.tools.episodes`), with one teacher agent per sub-env and optionally a
 student policy. The teacher (the rule-based :class:`~solitaire_env.agents.heuristic.HeuristicAgent`, or the
 determinized :class:`~solitaire_env.agents.search.SearchAgent`) reads each sub-env's default ``codes`` observation,
 whatever the observation the student gets, and is seeded by its game's place in the deal list. Each
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from solitaire_env.envs.registration import ENV_IDS
+from solitaire_env.tools.episodes import EpisodeRunner, Turn
 
 
 @dataclass
@@ -78,7 +79,6 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
     ``record=False`` (or no teacher) keeps no examples: an evaluation of whoever plays. ``stats``:
     games, wins, win rate, mean foundation cards, steps, truncated games, wall time and steps/s.
     """
-    import gymnasium as gym
     import torch
 
     import solitaire_env  # noqa: F401  (registers the ids)
@@ -91,20 +91,41 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
         raise ValueError("play needs a teacher, a policy or both")
     if not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta must be in [0, 1], got {beta}")
-    n_envs = max(1, min(n_envs, len(deals)))
-    env = gym.make_vec(env_id, num_envs=n_envs, deals=deals, **(env_kwargs or {}))
-    venv = env.unwrapped if hasattr(env, "unwrapped") else env
+    runner = EpisodeRunner(env_id, deals, env_kwargs, n_envs=n_envs)
+    n_envs = runner.n_envs
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     teachers = [make_agent(teacher, env_id, seed=seed) for _ in range(n_envs)] if teacher else None
     record = record and teachers is not None
-    start = time.perf_counter()
-    obs, _ = venv.reset(seed=list(range(n_envs)))  # positions 0 .. n-1 of the ordered deal set
-    game = np.arange(n_envs)  # which of the deals each sub-env plays; >= len(deals): idle
-    if teachers:  # each game's teacher seeded by its deal's place, so n_envs never changes a label
-        for i, t in enumerate(teachers):
-            t.reset(seed=seed + i)
     chunks: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # obs, masks, actions, game, step
+
+    def start(i: int, g: int) -> None:  # each game's teacher seeded by its deal's place: n_envs never changes a label
+        if teachers:
+            teachers[i].reset(seed=seed + g)
+
+    def choose(turn: Turn) -> np.ndarray:
+        active, masks, obs = turn.active, turn.masks, turn.obs
+        acts = np.zeros(n_envs, np.int64)
+        moves = np.full(n_envs, -1, np.int64)  # the teacher's move
+        taught = np.full(n_envs, -1, np.int64)  # its label: none while it is stuck (its moves are aimless)
+        use_teacher = np.zeros(n_envs, bool)
+        if teachers:
+            codes = turn.venv.codes
+            for i in active:
+                moves[i] = teachers[i].act(codes[i], {"action_mask": masks[i]})
+                taught[i] = -1 if teachers[i].stuck else moves[i]
+            use_teacher[active] = rng.random(len(active)) < beta if policy is not None else True
+        if policy is not None and not use_teacher[active].all():
+            acts[:] = policy_actions(policy, obs, masks, deterministic)
+        acts[use_teacher] = moves[use_teacher]
+        if record:
+            keep = active[taught[active] >= 0]
+            if len(keep):
+                chunks.append((_rows(obs, keep), masks[keep], taught[keep], turn.game[keep].copy(),
+                               turn.step[keep].copy()))
+        return acts
+
+    start_time = time.perf_counter()
     rewards: list[list[float]] = [[] for _ in deals]
     won = np.zeros(len(deals), bool)
     cards = np.zeros(len(deals), np.int64)
@@ -114,55 +135,16 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
         from tqdm import tqdm
 
         bar = tqdm(total=len(deals), unit="game", leave=False)
-    while True:
-        active = np.flatnonzero(game < len(deals))
-        if not len(active):
-            break
-        masks = venv.masks.astype(bool)
-        acts = np.zeros(n_envs, np.int64)
-        moves = np.full(n_envs, -1, np.int64)  # the teacher's move
-        taught = np.full(n_envs, -1, np.int64)  # its label: none while it is stuck (its moves are aimless)
-        if teachers:
-            codes = venv.codes
-            for i in active:
-                moves[i] = teachers[i].act(codes[i], {"action_mask": masks[i]})
-                taught[i] = -1 if teachers[i].stuck else moves[i]
-        use_teacher = np.zeros(n_envs, bool)
-        if teachers:
-            use_teacher[active] = rng.random(len(active)) < beta if policy is not None else True
-        if policy is not None and not use_teacher[active].all():
-            acts[:] = policy_actions(policy, obs, masks, deterministic)
-        acts[use_teacher] = moves[use_teacher]
-        if record:
-            keep = active[taught[active] >= 0]
-            if len(keep):
-                step_of = np.array([len(rewards[game[i]]) for i in keep])
-                chunks.append((_rows(obs, keep), masks[keep], taught[keep], game[keep].copy(), step_of))
-        for i in np.flatnonzero(game >= len(deals)):  # idle sub-envs still step: any legal move
-            legal = np.flatnonzero(masks[i])
-            acts[i] = legal[0] if len(legal) else 0
-        obs, reward, terminated, truncated, info = venv.step(acts)
-        steps += len(active)
-        for i in active:
-            rewards[game[i]].append(float(reward[i]))
-        done = np.flatnonzero(terminated | truncated)
-        for i in done:
-            g = game[i]
-            if g < len(deals):
-                won[g] = bool(info["is_won"][i])
-                cards[g] = int(info["foundation_cards"][i])
-                truncated_games += bool(truncated[i] and not terminated[i])
-                if bar is not None:
-                    bar.update(1)
-            game[i] += n_envs
-            if teachers:
-                teachers[i].reset(seed=seed + int(game[i]))
-        if len(done):
-            obs = venv.reset_envs(done)
+    for episode in runner.run(choose, on_start=start, keep_rewards=True):
+        rewards[episode.index] = episode.rewards
+        won[episode.index], cards[episode.index] = episode.won, episode.foundation_cards
+        truncated_games += episode.truncated
+        steps += episode.length
+        if bar is not None:
+            bar.update(1)
     if bar is not None:
         bar.close()
-    env.close()
-    wall = time.perf_counter() - start
+    wall = time.perf_counter() - start_time
     # Discounted returns of each game, then the examples in (deal, step) order.
     to_go = []
     for r in rewards:
@@ -176,7 +158,7 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
              "truncated": truncated_games, "wall_time_s": round(wall, 1),
              "steps_per_s": round(steps / wall, 1) if wall > 0 else None}
     if not chunks:
-        return Games(np.zeros((0,)), np.zeros((0, venv.single_action_space.n), bool), np.zeros(0, np.int64),
+        return Games(np.zeros((0,)), np.zeros((0, runner.n_actions), bool), np.zeros(0, np.int64),
                      np.zeros(0, np.float32), {**stats, "examples": 0})
     games = np.concatenate([c[3] for c in chunks])
     step_of = np.concatenate([c[4] for c in chunks])
@@ -185,9 +167,8 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
     obs_all = ({k: np.concatenate([c[0][k] for c in chunks])[order] for k in first}
                if isinstance(first, dict) else np.concatenate([c[0] for c in chunks])[order])
     returns = np.array([to_go[g][s] for g, s in zip(games[order], step_of[order], strict=True)], dtype=np.float32)
-    out = Games(obs_all, np.concatenate([c[1] for c in chunks])[order],
-                np.concatenate([c[2] for c in chunks])[order], returns, {**stats, "examples": int(len(order))})
-    return out
+    return Games(obs_all, np.concatenate([c[1] for c in chunks])[order],
+                 np.concatenate([c[2] for c in chunks])[order], returns, {**stats, "examples": int(len(order))})
 
 
 def fit(policy: Any, data: Games, epochs: int, batch_size: int = 512, learning_rate: float = 1e-3,

@@ -1,11 +1,12 @@
 """MaskablePPO training from a YAML config, in the RL Zoo's spirit.
 
 A config names the env, the number of parallel games, the budget, the policy and PPO's
-hyperparameters, the env's keyword arguments and the seed (see ``configs/*.yaml``). Loading checks it
+hyperparameters, the env's keyword arguments and the seed (see ``configs/*.yaml``; a config may build on
+a ``base`` file, and ``--set`` overrides its keys: :mod:`solitaire_env.tools.config`). Loading checks it
 completely first: an unknown key, a wrong type, a bad value or a missing file is a
 :class:`ConfigError` naming the key, never a traceback from inside SB3.
 
-A run directory holds ``config.yaml`` (as used), TensorBoard logs (``tb/``), checkpoints
+A run directory holds ``config.yaml`` (as used, fully resolved: no ``base``), TensorBoard logs (``tb/``), checkpoints
 (``checkpoints/``), ``MaskableEvalCallback``'s ``evaluations.npz`` and ``best_model.zip``,
 ``final_model.zip``, ``summary.json`` (steps, wall time, the deals of each phase) and
 ``learning_curve.png``. Needs the ``train`` extra.
@@ -21,46 +22,8 @@ checkpoint in ``checkpoints/``, with the same config; evaluations logged after t
 dropped, as the training that led to them is replayed) or ``overwrite=True`` (delete the run's files
 first).
 
-Warm start (optional ``pretrain`` section; :mod:`solitaire_env.tools.imitation` does the work):
-before PPO starts, the policy is fitted to the moves of the rule-based
-:class:`~solitaire_env.agents.heuristic.HeuristicAgent`. Round 0 is behaviour cloning: the heuristic plays
-``pretrain.episodes`` deals (``pretrain.seed``, ``seed + 1``, ...; train deals) in the batched env
-the config trains on (same ``env_kwargs``: rewards, time limit, ``no_revisit``), reading each
-position's default ``codes`` observation while the policy gets the config's observation. Every
-move it makes, except the aimless moves of a heuristic that is ``stuck``, becomes a training
-example: the policy's masked action distribution is fitted by cross-entropy for ``pretrain.epochs``
-passes, and with ``pretrain.value: true`` the value head by squared error on the discounted returns
-(``hyperparams.gamma``) of those games. Each further round (``pretrain.rounds``) is a DAgger round on
-the next ``episodes`` deals: the policy plays (greedily; the teacher's move with probability
-``pretrain.beta``), the heuristic labels every position it reaches, and the policy is fitted again
-on all rounds' examples. With ``pretrain.eval_episodes`` each round ends with the policy playing
-the first validation deals of ``eval`` greedily, and PPO starts from the round with the best win
-rate. A finished round is saved (``pretrain/round_<r>.zip`` and ``.npz``, ``pretrain.json``), so
-``--resume`` goes on after the last one. PPO then goes on from that policy; a lower
-``hyperparams.learning_rate`` keeps more of the warm start. ``summary.json`` gets a ``pretrain``
-entry (examples, agreement with the heuristic, wall time, each round)::
-
-    pretrain:
-      agent: heuristic      # the teacher: heuristic, or search (search:WxN) for the search agent
-      episodes: 1000        # games per round
-      seed: 1000000         # their deals: seed, seed + 1, ... (round r: seed + r * episodes, ...)
-      epochs: 5             # passes over the examples, each round
-      batch_size: 1024
-      learning_rate: 0.001  # Adam, for the pretraining only
-      value: true           # also fit the value head
-      value_coef: 0.5
-      rounds: 1             # 1: cloning only; more: DAgger rounds after it
-      beta: 0.0             # DAgger rounds: the share of moves the teacher plays
-      eval_episodes: 0      # validation deals played after each round (at most eval.episodes)
-      select_epoch: false   # true: fit one epoch at a time, score each on those deals, keep the best
-
-Fine-tuning (optional ``init_model``): a saved model (``.zip``; e.g. ``agents/pretrained/rainbow.zip``
-or another run's ``selected_model.zip``) whose policy weights the run starts from, before any
-pretraining and PPO. Its policy class and sizes must be the config's (a mismatch is a
-``ConfigError``). The run then ends, as a pretraining run does, by scoring the starting policy,
-``best_model.zip`` and ``final_model.zip`` on the first ``eval.episodes`` validation deals and copying
-the best to ``selected_model.zip``, so fine-tuning never reports a policy worse than its start
-without saying so.
+Warm start and fine-tuning (optional ``pretrain`` section, ``init_model``): see
+:mod:`solitaire_env.tools.pretraining`.
 
 One file or two: a config with a ``pretrain`` section and PPO steps (the whole recipe in one file)
 trains exactly as its two halves do, the same config with ``total_timesteps: 0`` and then with
@@ -70,102 +33,32 @@ starts from the random state of a freshly built model either way (tested bit for
 
 from __future__ import annotations
 
-import copy
-import inspect
 import json
 import shutil
 import time
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from solitaire_env.engine.deals import TRAIN, VALIDATION, deal_set, describe
-from solitaire_env.envs.registration import ENV_IDS
+# The config's names, and the pretraining's, stay importable from here (tests, examples, benchmarks use them).
+from solitaire_env.tools.config import (  # noqa: F401
+    POLICIES,
+    POLICY_OBS_MODES,
+    PRETRAIN_AGENTS,
+    ConfigError,
+    EvalConfig,
+    PretrainConfig,
+    TrainConfig,
+    apply_overrides,
+    describe_deals,
+    load_config,
+    parse_config,
+    resolve,
+    save_config,
+)
+from solitaire_env.tools.pretraining import pretrain_deals, pretrain_policy, select_model  # noqa: F401
 
-
-class ConfigError(ValueError):
-    """A training config that cannot be used; the message names the file and the key."""
-
-
-@dataclass
-class EvalConfig:
-    freq: int = 50_000  # timesteps between evaluations
-    episodes: int = 50
-    seed: int = 10_000  # evaluation deals: seed, seed + 1, ...: validation deals, the same every round
-    # False: MaskableEvalCallback samples the policy, so best_model.zip is the best sampled policy
-    # (what the two-deck games report: their greedy policies cycle)
-    deterministic: bool = True
-
-
-@dataclass
-class PretrainConfig:
-    """Behaviour cloning of a teacher agent before PPO (the module docstring says how)."""
-
-    agent: str = "heuristic"
-    episodes: int = 1000
-    seed: int = 1_000_000  # teacher deals: seed, seed + 1, ... (train deals)
-    epochs: int = 5
-    batch_size: int = 1024
-    learning_rate: float = 1e-3
-    value: bool = True
-    value_coef: float = 0.5
-    rounds: int = 1  # 1: cloning of the teacher's games; each further round is a DAgger round
-    beta: float = 0.0  # DAgger rounds: the share of moves the teacher plays (the student plays the rest)
-    eval_episodes: int = 0  # validation deals (eval.seed ..) the policy plays greedily after each round
-    select_epoch: bool = False  # with eval_episodes: score every epoch on those deals and keep the best
-
-
-@dataclass
-class TrainConfig:
-    env_id: str
-    total_timesteps: int
-    n_envs: int = 16
-    seed: int = 0
-    deals: str = "train"  # the training envs' deals: "train" or "A:B" inside the train split
-    policy: str = "MlpPolicy"
-    policy_kwargs: dict = field(default_factory=dict)
-    hyperparams: dict = field(default_factory=dict)
-    env_kwargs: dict = field(default_factory=dict)
-    eval: EvalConfig = field(default_factory=EvalConfig)
-    pretrain: PretrainConfig | None = None
-    checkpoint_freq: int = 250_000
-    output_dir: str = "runs/default"
-    init_model: str | None = None  # a saved model whose policy weights the run starts from
-    # One thread: these networks are small, and torch's spin-waiting threads collapse (10x slower
-    # measured) when the env or anything else shares the cores.
-    torch_threads: int = 1
-    # Threads for PPO's update alone (None: torch_threads); the rollouts keep torch_threads. Two
-    # threads speed up the update on an otherwise idle 2-core machine (docs/results.md).
-    update_threads: int | None = None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-_TYPES: dict[str, tuple[type, ...]] = {
-    "env_id": (str,), "total_timesteps": (int,), "n_envs": (int,), "seed": (int,), "deals": (str,), "policy": (str,),
-    "policy_kwargs": (dict,), "hyperparams": (dict,), "env_kwargs": (dict,), "eval": (dict,),
-    "checkpoint_freq": (int,), "output_dir": (str,), "torch_threads": (int,), "pretrain": (dict,),
-    "init_model": (str,), "update_threads": (int,),
-}
-_EVAL_TYPES: dict[str, tuple[type, ...]] = {"freq": (int,), "episodes": (int,), "seed": (int,),
-                                            "deterministic": (bool,)}
-_PRETRAIN_TYPES: dict[str, tuple[type, ...]] = {
-    "agent": (str,), "episodes": (int,), "seed": (int,), "epochs": (int,), "batch_size": (int,),
-    "learning_rate": (float, int), "value": (bool,), "value_coef": (float, int), "rounds": (int,),
-    "beta": (float, int), "eval_episodes": (int,), "select_epoch": (bool,),
-}
-PRETRAIN_AGENTS = ("heuristic", "search")  # search also as search:WxN (solitaire_env.agents.make_agent)
-_ENV_KWARGS = {"obs_mode", "illegal_action", "illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus",
-               "max_episode_steps", "track_revisits", "no_revisit", "action_features"}
-_POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim", "dim",
-                  "hidden"}
-POLICIES = ("CardCodesPolicy", "MlpPolicy", "MultiInputPolicy", "MoveScorerPolicy")
-# The observation modes each policy reads (SB3's MlpPolicy one-hots a MultiDiscrete itself).
-POLICY_OBS_MODES = {"CardCodesPolicy": ("codes",), "MlpPolicy": ("codes", "onehot"),
-                    "MultiInputPolicy": ("dict", "piles"), "MoveScorerPolicy": ("piles",)}
 # What a run writes into its directory: what --overwrite deletes, and what marks a directory as holding a run.
 RUN_FILES = ("config.yaml", "summary.json", "pretrain.json", "pretrained_model.zip", "initial_model.zip",
              "best_model.zip",
@@ -176,211 +69,6 @@ RUN_DIRS = ("checkpoints", "tb", "pretrain")
 
 class RunDirError(ValueError):
     """A run directory that cannot be used as asked (it holds a run, or has nothing to resume)."""
-
-
-def _check_type(where: str, key: str, value: Any, types: tuple[type, ...]) -> None:
-    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-        names = " or ".join(t.__name__ for t in types)
-        raise ConfigError(f"{where}: '{key}' must be {names}, got {type(value).__name__} {value!r}")
-
-
-def _ppo_hyperparams() -> dict[str, inspect.Parameter]:
-    from sb3_contrib import MaskablePPO
-
-    skip = {"self", "policy", "env", "policy_kwargs", "tensorboard_log", "seed", "device", "verbose",
-            "_init_setup_model"}
-    return {k: p for k, p in inspect.signature(MaskablePPO.__init__).parameters.items() if k not in skip}
-
-
-def parse_config(raw: Any, where: str = "config") -> TrainConfig:
-    """Validate a config mapping (as read from YAML) and build a :class:`TrainConfig`."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: a training config is a mapping of keys to values, got {type(raw).__name__}")
-    known = {f.name for f in fields(TrainConfig)}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}")
-    for key in ("env_id", "total_timesteps"):
-        if key not in raw:
-            raise ConfigError(f"{where}: missing required key '{key}'")
-    for key, value in raw.items():
-        if not (key in ("init_model", "update_threads") and value is None):
-            _check_type(where, key, value, _TYPES[key])
-    if raw["env_id"] not in ENV_IDS:
-        raise ConfigError(f"{where}: env_id {raw['env_id']!r} is not one of {', '.join(ENV_IDS)}")
-    for key in ("total_timesteps", "n_envs", "checkpoint_freq", "torch_threads", "update_threads"):
-        cloning_only = key == "total_timesteps" and raw.get(key) == 0 and raw.get("pretrain")
-        if raw.get(key) is not None and raw[key] <= 0 and not cloning_only:
-            hint = " (0 only with a pretrain section: cloning alone)" if key == "total_timesteps" else ""
-            raise ConfigError(f"{where}: '{key}' must be positive, got {raw[key]}{hint}")
-    if raw.get("policy", "MlpPolicy") not in POLICIES:
-        raise ConfigError(f"{where}: policy must be one of {', '.join(POLICIES)}, got {raw['policy']!r}")
-    if "features_dim" in raw.get("policy_kwargs", {}) and raw.get("policy") != "CardCodesPolicy":
-        raise ConfigError(f"{where}: policy_kwargs.features_dim belongs to CardCodesPolicy only")
-    scorer_keys = sorted({"dim", "hidden"} & set(raw.get("policy_kwargs", {})))
-    if scorer_keys and raw.get("policy") != "MoveScorerPolicy":
-        raise ConfigError(f"{where}: policy_kwargs.{scorer_keys[0]} belongs to MoveScorerPolicy only")
-    for key in scorer_keys:
-        value = raw["policy_kwargs"][key]
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ConfigError(f"{where}: policy_kwargs.{key} must be a positive integer, got {value!r}")
-
-    env_kwargs = raw.get("env_kwargs", {})
-    bad = sorted(set(env_kwargs) - _ENV_KWARGS)
-    if bad:
-        hint = " (the training deals are the top-level key 'deals')" if "deals" in bad else ""
-        raise ConfigError(f"{where}: unknown env_kwargs {', '.join(bad)}; known: "
-                          f"{', '.join(sorted(_ENV_KWARGS))}{hint}")
-    _check_env_kwargs(raw["env_id"], env_kwargs, where)
-    obs_mode = env_kwargs.get("obs_mode", "codes")
-    policy = raw.get("policy", "MlpPolicy")
-    if obs_mode not in POLICY_OBS_MODES[policy]:
-        fits = ", ".join(p for p, modes in POLICY_OBS_MODES.items() if obs_mode in modes)
-        raise ConfigError(f"{where}: policy {policy} reads obs_mode {' or '.join(POLICY_OBS_MODES[policy])}, but "
-                          f"env_kwargs.obs_mode is {obs_mode!r}; for {obs_mode!r} use {fits}")
-    if policy == "MoveScorerPolicy" and env_kwargs.get("action_features") is not True:
-        raise ConfigError(f"{where}: policy MoveScorerPolicy scores moves by their features: set "
-                          "env_kwargs.action_features: true")
-    deals = raw.get("deals", "train")
-    try:
-        train_deals = deal_set(deals)
-    except ValueError as e:
-        raise ConfigError(f"{where}: 'deals': {e}") from None
-    chosen = train_deals.deals
-    if not (isinstance(chosen, range) and chosen.start in TRAIN and chosen[-1] in TRAIN):
-        raise ConfigError(f"{where}: 'deals' must be 'train' or a range A:B inside the train split "
-                          f"({TRAIN.start} .. 2**62 - 1), got {deals!r}: training never plays validation or test deals")
-    policy_kwargs = raw.get("policy_kwargs", {})
-    bad = sorted(set(policy_kwargs) - _POLICY_KWARGS)
-    if bad:
-        known = ", ".join(sorted(_POLICY_KWARGS))
-        raise ConfigError(f"{where}: unknown policy_kwargs {', '.join(bad)}; known: {known}")
-    arch = policy_kwargs.get("net_arch")
-    if arch is not None and not (
-        isinstance(arch, list) and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in arch)
-        or isinstance(arch, dict) and set(arch) <= {"pi", "vf"}
-        and all(isinstance(v, list) and all(isinstance(x, int) and x > 0 for x in v) for v in arch.values())
-    ):
-        raise ConfigError(f"{where}: policy_kwargs.net_arch must be a list of positive layer sizes, "
-                          f"or {{pi: [...], vf: [...]}}, got {arch!r}")
-    if "activation_fn" in policy_kwargs and policy_kwargs["activation_fn"] not in ("tanh", "relu"):
-        raise ConfigError(f"{where}: policy_kwargs.activation_fn must be 'tanh' or 'relu'")
-
-    allowed = _ppo_hyperparams()
-    hyper = raw.get("hyperparams", {})
-    for key, value in hyper.items():
-        if key not in allowed:
-            takes = ", ".join(sorted(allowed))
-            raise ConfigError(f"{where}: unknown hyperparameter '{key}'; MaskablePPO takes: {takes}")
-        default = allowed[key].default
-        if isinstance(default, (int, float)) and not isinstance(default, bool):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{where}: hyperparams.{key} must be a number, got {value!r}")
-    for key in ("n_steps", "batch_size", "n_epochs"):
-        if key in hyper and (not isinstance(hyper[key], int) or hyper[key] <= 0):
-            raise ConfigError(f"{where}: hyperparams.{key} must be a positive integer, got {hyper[key]!r}")
-
-    eval_raw = raw.get("eval", {})
-    bad = sorted(set(eval_raw) - set(_EVAL_TYPES))
-    if bad:
-        raise ConfigError(f"{where}: unknown eval key(s) {', '.join(bad)}; known: {', '.join(_EVAL_TYPES)}")
-    for key, value in eval_raw.items():
-        _check_type(where, f"eval.{key}", value, _EVAL_TYPES[key])
-        if key not in ("seed", "deterministic") and value <= 0:
-            raise ConfigError(f"{where}: 'eval.{key}' must be positive, got {value}")
-    eval_config = EvalConfig(**eval_raw)
-    evals = range(eval_config.seed, eval_config.seed + eval_config.episodes)
-    if evals.start not in VALIDATION or evals.stop - 1 not in VALIDATION:
-        raise ConfigError(f"{where}: the evaluation deals {evals.start}-{evals.stop - 1} (eval.seed, eval.episodes) "
-                          f"must be validation deals ({VALIDATION.start}-{VALIDATION.stop - 1})")
-    if raw.get("init_model") is not None and not Path(raw["init_model"]).is_file():
-        raise ConfigError(f"{where}: init_model {raw['init_model']!r}: no such file")
-    pretrain = None
-    if raw.get("pretrain") is not None:
-        pretrain = _parse_pretrain(raw["pretrain"], raw, eval_config, where)
-    values = {k: v for k, v in raw.items() if k not in ("eval", "pretrain")}
-    return TrainConfig(**values, eval=eval_config, pretrain=pretrain)
-
-
-def _parse_pretrain(pre: dict, raw: dict, eval_config: EvalConfig, where: str) -> PretrainConfig:
-    bad = sorted(set(pre) - set(_PRETRAIN_TYPES))
-    if bad:
-        raise ConfigError(f"{where}: unknown pretrain key(s) {', '.join(bad)}; known: {', '.join(_PRETRAIN_TYPES)}")
-    for key, value in pre.items():
-        _check_type(where, f"pretrain.{key}", value, _PRETRAIN_TYPES[key])
-        if key in ("episodes", "epochs", "batch_size", "learning_rate", "rounds") and value <= 0:
-            raise ConfigError(f"{where}: 'pretrain.{key}' must be positive, got {value}")
-        if key in ("seed", "value_coef", "eval_episodes") and value < 0:
-            raise ConfigError(f"{where}: 'pretrain.{key}' must not be negative, got {value}")
-        if key == "beta" and not 0 <= value <= 1:
-            raise ConfigError(f"{where}: 'pretrain.beta' must be between 0 and 1, got {value}")
-    config = PretrainConfig(**pre)
-    if config.agent.split(":")[0] not in PRETRAIN_AGENTS:
-        raise ConfigError(f"{where}: pretrain.agent must be one of {', '.join(PRETRAIN_AGENTS)} (or search:WxN), "
-                          f"got {config.agent!r}")
-    if config.agent.startswith("search"):
-        from solitaire_env.agents import make_agent
-
-        try:
-            make_agent(config.agent, raw["env_id"])
-        except ValueError as e:
-            raise ConfigError(f"{where}: pretrain.agent: {e}") from None
-    deals = range(config.seed, config.seed + config.rounds * config.episodes)
-    if deals.start not in TRAIN or deals.stop - 1 not in TRAIN:
-        raise ConfigError(f"{where}: pretrain deals {deals.start}-{deals.stop - 1} (pretrain.seed, pretrain.episodes "
-                          f"per round) must be train deals ({TRAIN.start} and up), apart from the validation and "
-                          "test deals")
-    if config.eval_episodes > eval_config.episodes:
-        raise ConfigError(f"{where}: 'pretrain.eval_episodes' ({config.eval_episodes}) must be at most eval.episodes "
-                          f"({eval_config.episodes}): it plays the first of the same validation deals")
-    return config
-
-
-def _check_env_kwargs(env_id: str, env_kwargs: dict, where: str) -> None:
-    """Build the env once with ``env_kwargs``, so a bad value is a ConfigError before any run starts."""
-    import gymnasium as gym
-
-    import solitaire_env  # noqa: F401  (registers the ids)
-
-    try:
-        gym.make_vec(env_id, num_envs=1, **env_kwargs).close()
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"{where}: env_kwargs: {e}") from None
-
-
-def describe_deals(config: TrainConfig) -> dict[str, str]:
-    """Which deals each phase of a run plays, in words (for the run's summary and its first lines)."""
-    train = deal_set(config.deals)
-    if train.sampled:
-        words = f"train split (deals {TRAIN.start} .. 2**62 - 1), drawn at random (seed {config.seed})"
-    else:
-        words = f"{train.name}, in order"
-    deals = {"train": words,
-             "validation": f"{describe(config.eval.seed, config.eval.seed + config.eval.episodes - 1)}, every round"}
-    if config.pretrain is not None:
-        pre = config.pretrain
-        deals["pretrain"] = describe(pre.seed, pre.seed + pre.rounds * pre.episodes - 1)
-    return deals
-
-
-def load_config(path: str | Path) -> TrainConfig:
-    """Read and validate a YAML training config."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
-    return parse_config(raw, where=str(path))
-
-
-def save_config(config: TrainConfig, path: str | Path) -> None:
-    data = config.to_dict()
-    for key in ("pretrain", "init_model"):
-        if data[key] is None:
-            del data[key]
-    Path(path).write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def prepare_run_dir(out: Path, config: TrainConfig, resume: bool = False, overwrite: bool = False) -> Path | None:
@@ -601,39 +289,6 @@ def check_init_model(config: TrainConfig) -> None:
                           f"({len(differ)} differ, e.g. {differ[0]})")
 
 
-def select_model(config: TrainConfig, out: Path, pretrain: dict | None) -> dict[str, Any]:
-    """Which of the run's policies wins most of the validation deals (the pretraining's
-    ``eval_episodes``, or ``eval.episodes`` for a fine-tuning run without pretraining), played greedily
-    (or as ``eval.deterministic`` says): the pretrained one (its round's figure) or the ``init_model``
-    one, ``best_model.zip`` (the best PPO evaluation by return) and ``final_model.zip``. The winner is
-    copied to ``selected_model.zip``: the policy to report and ship. Ties go to the earlier in that order."""
-    from solitaire_env.agents.ppo import load_model
-    from solitaire_env.tools import imitation
-
-    pre = config.pretrain
-    episodes = pre.eval_episodes if pre is not None and pre.eval_episodes else config.eval.episodes
-    evals = range(config.eval.seed, config.eval.seed + episodes)
-    rates: dict[str, float] = {}
-    names = ["best_model.zip", "final_model.zip"]
-    if pretrain and pretrain.get("rounds"):
-        best = pretrain["rounds"][pretrain["best_round"]]
-        if "validation" in best:
-            rates["pretrained_model.zip"] = best["validation"]["win_rate"]
-    elif config.init_model is not None:
-        names.insert(0, "initial_model.zip")
-    for name in names:
-        if (out / name).is_file():
-            model = load_model(out / name, device="cpu")
-            played = imitation.play(config.env_id, evals, config.env_kwargs, n_envs=config.n_envs,
-                                    policy=model.policy, deterministic=config.eval.deterministic, seed=config.eval.seed)
-            rates[name] = played.stats["win_rate"]
-    chosen = max(rates, key=lambda k: rates[k])  # the first of equals
-    shutil.copyfile(out / chosen, out / "selected_model.zip")
-    print(f"validation win rates ({describe(evals.start, evals[-1])}): "
-          + ", ".join(f"{k} {v:.3f}" for k, v in rates.items()) + f"; selected {chosen}", flush=True)
-    return {"deals": describe(evals.start, evals[-1]), "win_rates": rates, "selected": chosen}
-
-
 def fixed_deals_eval_callback(eval_env: Any, **kwargs: Any) -> Any:
     """sb3-contrib's ``MaskableEvalCallback`` that plays the same deals every round.
 
@@ -667,125 +322,6 @@ def fixed_deals_eval_callback(eval_env: Any, **kwargs: Any) -> Any:
                 (out / "best_model.zip").unlink(missing_ok=True)
 
     return FixedDealsEvalCallback(eval_env, **kwargs)
-
-
-def pretrain_deals(config: TrainConfig, round_: int) -> range:
-    """The teacher deals of pretraining round ``round_`` (0: the cloning round)."""
-    pre = config.pretrain or PretrainConfig()
-    return range(pre.seed + round_ * pre.episodes, pre.seed + (round_ + 1) * pre.episodes)
-
-
-def pretrain_policy(model: Any, config: TrainConfig, out: Path | None = None, verbose: int = 0,
-                    progress: bool = False) -> dict[str, Any]:
-    """Warm start: fit ``model.policy`` to the teacher's moves, over ``pretrain.rounds`` rounds (see the
-    module docstring).
-
-    With ``out``, each finished round leaves ``pretrain/round_<r>.zip`` (the model) and
-    ``pretrain/round_<r>.npz`` (its examples) there, and ``pretrain.json`` its statistics, so a run cut
-    short goes on after its last finished round; the model of the round with the best validation win
-    rate (the last round when there is no validation) is loaded into ``model`` at the end. Returns the
-    statistics that go into ``summary.json``.
-    """
-    from solitaire_env.tools import imitation
-
-    pre = config.pretrain or PretrainConfig()
-    gamma = float(config.hyperparams.get("gamma", _ppo_hyperparams()["gamma"].default))
-    folder = out / "pretrain" if out is not None else None
-    rounds: list[dict[str, Any]] = []
-    parts: list[imitation.Games] = []
-    if folder is not None and (out / "pretrain.json").is_file():  # resume after the last finished round
-        done = json.loads((out / "pretrain.json").read_text()).get("rounds", [])
-        for r, stats in enumerate(done):
-            if not ((folder / f"round_{r}.zip").is_file() and (folder / f"round_{r}.npz").is_file()):
-                break
-            rounds.append(stats)
-            parts.append(imitation.Games.load(str(folder / f"round_{r}.npz")))
-        if rounds:
-            model.set_parameters(str(folder / f"round_{len(rounds) - 1}.zip"), device="cpu")
-            print(f"pretrain: resuming after round {len(rounds)} of {pre.rounds}")
-    evals = range(config.eval.seed, config.eval.seed + min(pre.eval_episodes, config.eval.episodes))
-    for r in range(len(rounds), pre.rounds):
-        t0 = time.perf_counter()
-        teacher_plays = r == 0  # round 0 is cloning of the teacher's own games; then DAgger
-        data = imitation.play(config.env_id, pretrain_deals(config, r), config.env_kwargs, n_envs=config.n_envs,
-                              teacher=pre.agent, policy=None if teacher_plays else model.policy,
-                              beta=1.0 if teacher_plays else pre.beta, seed=pre.seed + r, gamma=gamma,
-                              progress=progress)
-        collect_s = time.perf_counter() - t0
-        parts.append(data)
-        everything = imitation.Games.concat(parts) if len(parts) > 1 else data
-        before = imitation.agreement(model.policy, data)
-        fit_args = {"batch_size": pre.batch_size, "learning_rate": pre.learning_rate, "value": pre.value,
-                    "value_coef": pre.value_coef, "max_grad_norm": model.max_grad_norm, "progress": progress}
-        epoch_rates: list[float] = []
-        if pre.select_epoch and pre.eval_episodes:
-            # One epoch at a time (a fresh Adam each), each scored on the validation deals; keep the best.
-            best_state, losses = None, {}
-            for e in range(pre.epochs):
-                losses = imitation.fit(model.policy, everything, 1, seed=pre.seed + 1000 * r + e, **fit_args)
-                val = imitation.play(config.env_id, evals, config.env_kwargs, n_envs=config.n_envs,
-                                     policy=model.policy, deterministic=config.eval.deterministic,
-                                     seed=config.eval.seed)
-                epoch_rates.append(val.stats["win_rate"])
-                if val.stats["win_rate"] == max(epoch_rates):  # the latest of equals
-                    best_state, best_val = copy.deepcopy(model.policy.state_dict()), val
-            model.policy.load_state_dict(best_state)
-        else:
-            losses = imitation.fit(model.policy, everything, pre.epochs, seed=pre.seed + r, **fit_args)
-        fit_s = time.perf_counter() - t0 - collect_s
-        stats = {"round": r, "deals": describe(pretrain_deals(config, r).start, pretrain_deals(config, r)[-1]),
-                 "player": "teacher" if teacher_plays else f"student, teacher's move with probability {pre.beta}",
-                 "games": data.stats["games"], "player_wins": data.stats["wins"],
-                 "player_mean_foundation_cards": data.stats["mean_foundation_cards"],
-                 "steps_played": data.stats["steps"],
-                 "examples": len(data), "examples_total": len(everything), "agreement_before": round(before, 4),
-                 "agreement": round(imitation.agreement(model.policy, data), 4),
-                 "chance_agreement": round(imitation.chance_agreement(data), 4), **losses,
-                 "collect_s": round(collect_s, 1), "collect_steps_per_s": data.stats["steps_per_s"],
-                 "fit_s": round(fit_s, 1),
-                 "fit_examples_per_s": round(pre.epochs * len(everything) / max(fit_s, 1e-9), 1)}
-        if epoch_rates:
-            stats["epoch_validation_win_rates"] = epoch_rates  # the best epoch's policy is kept
-        if pre.eval_episodes:
-            val = best_val if epoch_rates else imitation.play(
-                config.env_id, evals, config.env_kwargs, n_envs=config.n_envs, policy=model.policy,
-                deterministic=config.eval.deterministic, seed=config.eval.seed)
-            stats["validation"] = {"deals": describe(evals.start, evals[-1]), "win_rate": val.stats["win_rate"],
-                                   "mean_foundation_cards": val.stats["mean_foundation_cards"]}
-        rounds.append(stats)
-        line = (f"pretrain round {r + 1}/{pre.rounds}: {stats['examples']} examples ({len(everything)} in all), "
-                f"agreement {stats['agreement']:.3f} (chance {stats['chance_agreement']:.3f}), "
-                f"collect {collect_s:.0f} s ({data.stats['steps_per_s']:.0f} steps/s), fit {fit_s:.0f} s "
-                f"({stats['fit_examples_per_s']:.0f} examples/s)")
-        if "validation" in stats:
-            line += f", validation win rate {stats['validation']['win_rate']:.3f}"
-        print(line, flush=True)
-        if folder is not None:
-            folder.mkdir(exist_ok=True)
-            model.save(folder / f"round_{r}.zip")
-            data.save(str(folder / f"round_{r}.npz"))
-            (out / "pretrain.json").write_text(json.dumps(_pretrain_summary(pre, rounds), indent=2))
-    summary = _pretrain_summary(pre, rounds)
-    if folder is not None and summary["best_round"] != len(rounds) - 1:
-        model.set_parameters(str(folder / f"round_{summary['best_round']}.zip"), device="cpu")
-    if verbose:
-        print(f"pretrain: {summary}")
-    return summary
-
-
-def _pretrain_summary(pre: PretrainConfig, rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    scored = [r["validation"]["win_rate"] if "validation" in r else -1.0 for r in rounds]
-    # The best validation round (the first of equals); the last round when none was validated.
-    best = len(rounds) - 1 if max(scored, default=-1.0) < 0 else scored.index(max(scored))
-    last = rounds[-1] if rounds else {}
-    # The first round's keys at the top, as a one-round run wrote them before rounds existed.
-    first = rounds[0] if rounds else {}
-    return {"agent": pre.agent, "episodes": pre.episodes, "epochs": pre.epochs,
-            "teacher_wins": first.get("player_wins"), "examples": last.get("examples_total", 0),
-            "agreement_before": first.get("agreement_before"), "agreement": last.get("agreement"),
-            "chance_agreement": first.get("chance_agreement"), "cross_entropy": last.get("cross_entropy"),
-            "value_mse": last.get("value_mse"), "best_round": best, "rounds": rounds,
-            "wall_time_s": round(sum(r["collect_s"] + r["fit_s"] for r in rounds), 1)}
 
 
 def plot_learning_curve(run_dir: str | Path, out: str | Path | None = None) -> Path:
