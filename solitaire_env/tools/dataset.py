@@ -104,8 +104,6 @@ class LineAgent:
     env_kwargs: dict = {}
 
     def __init__(self, game: str, deals: DealSet) -> None:
-        from solitaire_env.engine.game import Game
-        from solitaire_env.engine.notation import parse_move
         from solitaire_env.solver.winnability import load
 
         first = None if deals.sampled else deals.deals[0] if isinstance(deals.deals, range) else min(deals.deals)
@@ -113,23 +111,22 @@ class LineAgent:
             which = "train deals are not among them" if deals.sampled else f"none of {deals.name}"
             raise ValueError(f"the solver plays its shipped winning lines, which cover test deals 0-999 only "
                              f"({which}): use --deals test or a range inside 0:1000")
-        self.lines: dict[int, list[int]] = {}
-        wanted = set(int(d) for d in deals.deals)
-        for row in load(game):
-            if row.result != "won" or row.seed not in wanted:
-                continue
-            g = Game(game, row.seed)
-            actions = []
-            for text in row.moves:  # the engine's own parser and action ids: no rule written twice
-                move = parse_move(text, g)
-                actions.append(g.encode(move))
-                g.play(move)
-            self.lines[row.seed] = actions
+        self.game = game
+        self.lines: dict[int, list[str]] = {r.seed: r.moves for r in load(game) if r.result == "won"}
         self._line: list[int] = []
         self._next = 0
 
     def play_deal(self, deal: int) -> None:
-        self._line, self._next = self.lines[deal], 0
+        """Get ready to play ``deal``'s line: its moves' action ids, by the engine's own parser."""
+        from solitaire_env.engine.game import Game
+        from solitaire_env.engine.notation import parse_move
+
+        g = Game(self.game, deal)
+        self._line, self._next = [], 0
+        for text in self.lines[deal]:
+            move = parse_move(text, g)
+            self._line.append(g.encode(move))
+            g.play(move)
 
     def reset(self, seed: int | None = None) -> None:
         pass
