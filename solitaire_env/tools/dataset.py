@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from solitaire_env.agents.base import Agent
 from solitaire_env.engine.deals import DealSet, deal_set, split_of
 from solitaire_env.envs.registration import ENV_IDS
 
@@ -97,8 +98,9 @@ def check_agent(agent: str) -> None:
                      "(e.g. search:8x1000)")
 
 
-class LineAgent:
-    """Plays the solver's shipped winning line of each deal (perfect information: it knew every card)."""
+class LineAgent(Agent):
+    """Plays the solver's shipped winning line of each deal (perfect information: it knew every card);
+    :meth:`play_deal` before each episode says which."""
 
     name = "solver"
     env_kwargs: dict = {}
@@ -128,9 +130,6 @@ class LineAgent:
             self._line.append(g.encode(move))
             g.play(move)
 
-    def reset(self, seed: int | None = None) -> None:
-        pass
-
     def act(self, observation: Any, info: dict) -> int:
         action = self._line[self._next]
         self._next += 1
@@ -149,8 +148,8 @@ def _plan(deals: DealSet, episodes: int, seed: int, only: dict | None = None) ->
 
 
 def _info_row(info: dict, keys: tuple[str, ...], move_id: int) -> dict:
-    row = {k: info[k].copy() if k == "action_mask" else (bool(info[k]) if k != "foundation_cards" else
-                                                         int(info[k])) for k in keys}
+    """A step's info as Minari stores it: the same keys on every step, arrays or plain Python values."""
+    row = {k: info[k].copy() if isinstance(info[k], np.ndarray) else np.asarray(info[k]).item() for k in keys}
     row["move_id"] = move_id
     return row
 
