@@ -127,8 +127,10 @@ class LineAgent(Agent):
         self._line, self._next = [], 0
         for text in self.lines[deal]:
             move = parse_move(text, g)
-            self._line.append(g.encode(move))
-            g.play(move)
+            # Its id among the legal ones: Game.encode searches the whole action table (1 ms a move of 243).
+            action = next(int(a) for a in g.legal_actions() if g.decode(int(a)) == move)
+            self._line.append(action)
+            g.play(action)
 
     def act(self, observation: Any, info: dict) -> int:
         action = self._line[self._next]
