@@ -50,7 +50,6 @@ from typing import Any
 
 import numpy as np
 
-from solitaire_env.agents.base import Agent
 from solitaire_env.engine.deals import DealSet, deal_set, split_of
 from solitaire_env.envs.registration import ENV_IDS
 
@@ -98,9 +97,10 @@ def check_agent(agent: str) -> None:
                      "(e.g. search:8x1000)")
 
 
-class LineAgent(Agent):
+class LineAgent:
     """Plays the solver's shipped winning line of each deal (perfect information: it knew every card);
-    :meth:`play_deal` before each episode says which."""
+    :meth:`play_deal` before each episode says which. The interface of ``solitaire_env.agents.Agent``, not
+    its subclass: importing the tools loads no agents (tests/test_layers.py)."""
 
     name = "solver"
     env_kwargs: dict = {}
@@ -131,6 +131,9 @@ class LineAgent(Agent):
             action = next(int(a) for a in g.legal_actions() if g.decode(int(a)) == move)
             self._line.append(action)
             g.play(action)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to seed: the line is fixed."""
 
     def act(self, observation: Any, info: dict) -> int:
         action = self._line[self._next]
