@@ -560,7 +560,7 @@ class HeuristicAgent(Agent):
 
 # The solver's playouts: how noisy, and when a playout gives up. On the deals the solver's search
 # left undecided at 60 s, a noise of 25 (rules about two tiers apart may swap) won 3 of 19 Rank and
-# File and 8 of 20 Number Ten deals in 20 s each (docs/results.md).
+# File and 8 of 20 Number Ten deals in 20 s each (measured when the limit was set).
 PLAYOUT_NOISE = 25
 PLAYOUT_MOVES = 2000  # the envs' episode limit
 PLAYOUT_PATIENCE = 50  # moves in a row the agent may be stuck (finding no progress) before giving up

@@ -27,7 +27,7 @@ class UpdateThreads(BaseCallback):
 
     The rollouts' forward passes are on a few dozen positions, where extra threads only add
     hand-over costs; the update's minibatches of about a thousand positions split well over two
-    cores (docs/results.md, "Training throughput"). sb3 calls ``on_rollout_end`` just before the
+    cores (docs/benchmarks.md, "Training throughput"). sb3 calls ``on_rollout_end`` just before the
     update and ``on_rollout_start`` just after it, so those two hooks switch the count. At the end
     of training the rollouts' count is set back.
     """
@@ -63,7 +63,7 @@ class _LegalLogSumExp(torch.autograd.Function):
     with the ``exp`` of those entries taken as the 0 it is in float32 (``exp(-1e8 - max)`` underflows)
     instead of computed. On the CPU torch's ``exp`` of an argument that underflows is about ten times
     slower than of an ordinary one, and 90-95% of a two-deck game's 243 actions are masked: the
-    masked log-softmax was a sixth of a minibatch's time there (docs/results.md, "Training throughput")."""
+    masked log-softmax was a sixth of a minibatch's time there (docs/benchmarks.md, "Training throughput")."""
 
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
@@ -199,6 +199,6 @@ class CardCodesPolicy(FastMaskablePolicy):
         kwargs["features_extractor_kwargs"] = extractor_kwargs
         if kwargs.get("optimizer_class", torch.optim.Adam) is torch.optim.Adam:
             # Adam's fused CPU kernel: one pass over the 4M embedding weights instead of several
-            # (45 -> 5 ms a minibatch, docs/results.md "Training throughput").
+            # (45 -> 5 ms a minibatch, docs/benchmarks.md, "Training throughput").
             kwargs["optimizer_kwargs"] = {"fused": True, **(kwargs.get("optimizer_kwargs") or {})}
         super().__init__(codes, action_space, lr_schedule, **kwargs)

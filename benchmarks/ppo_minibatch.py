@@ -1,5 +1,5 @@
 """One PPO minibatch update and one rollout forward pass, timed, with the masked log-softmax as it is
-and as it was (``torch.logsumexp`` over every action) alternating in one process (docs/results.md,
+and as it was (``torch.logsumexp`` over every action) alternating in one process (docs/benchmarks.md,
 "Training throughput").
 
     python benchmarks/ppo_minibatch.py configs/ablations/rank_and_file_ppo.yaml [ROUNDS]

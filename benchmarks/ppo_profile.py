@@ -1,4 +1,4 @@
-"""Where MaskablePPO's time goes: ``cProfile`` over ``STEPS`` steps of a training config (docs/results.md,
+"""Where MaskablePPO's time goes: ``cProfile`` over ``STEPS`` steps of a training config (docs/benchmarks.md,
 "Training throughput").
 
     python benchmarks/ppo_profile.py configs/ablations/rainbow_ppo.yaml 16384 [OPTIMIZER_KWARGS]

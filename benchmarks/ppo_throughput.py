@@ -1,4 +1,4 @@
-"""MaskablePPO's environment steps per second, with and without the speed-ups (docs/results.md,
+"""MaskablePPO's environment steps per second, with and without the speed-ups (docs/benchmarks.md,
 "Training throughput").
 
     python benchmarks/ppo_throughput.py [REPS] [PATTERN]

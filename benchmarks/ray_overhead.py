@@ -2,7 +2,7 @@
 
 Run from the repository root (needs ``pip install -e '.[ray]'``)::
 
-    python benchmarks/ray_overhead.py                     # docs/results.md's row: Rainbow deals 0-999, 4M positions
+    python benchmarks/ray_overhead.py                     # Rainbow deals 0-999, 4M positions
     python benchmarks/ray_overhead.py --seeds 0:40        # a try in about a minute
     python benchmarks/ray_overhead.py --json out.json     # also the figures as JSON
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  ratio   {ratio:8.3f}     target at most {TARGET} ({'met' if ratio <= TARGET else 'NOT met'})")
     print(f"  answers: {'the same for every deal' if not differ else f'{len(differ)} deals differ: {differ[:20]}'}")
     print(f"  | {args.game}, deals {args.seeds} | {local['wall_s']:.1f} s | {ray['wall_s']:.1f} s | "
-          f"{ratio:.3f} | {'same' if not differ else 'DIFFER'} |   <- docs/results.md row")
+          f"{ratio:.3f} | {'same' if not differ else 'DIFFER'} |")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     return 1 if differ else 0

@@ -3,7 +3,7 @@
 Run (everything from scratch; long: the solver and the agents play every deal):
     python examples/ceiling.py --env Rainbow-v0 --episodes 1000 --agent random --agent heuristic \\
         --agent search --agent runs/rainbow/best_model.zip --solve-nodes 4000000 --jobs 2
-Or from saved runs (what docs/results.md does):
+Or from saved runs (as docs/baselines.md does):
     python examples/ceiling.py --env Rainbow-v0 --eval-json rainbow.json --solve-csv solve_rainbow.csv
 
 The solver row counts the deals it proved winnable (every card known); its upper bound counts the

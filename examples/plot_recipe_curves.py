@@ -1,4 +1,4 @@
-"""The validation curves of the learned-policy recipes (docs/results.md): the validation win rate after each
+"""The validation curves of the learned-policy recipes (docs/baselines.md): the validation win rate after each
 cloning epoch or pretraining round of each game's run, beside the heuristic on the same deals.
 
     python examples/plot_recipe_curves.py runs/ablations/rainbow_heuristic_teacher runs/rank_and_file runs/number_ten \\

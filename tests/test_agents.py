@@ -293,7 +293,7 @@ def test_heuristic_wants_the_codes_observation():
 
 # Deals and time limits: a few hundred deals where it is cheap; in Rank and File and Number Ten the
 # heuristic's game is decided within 300 steps (after that it has won or is stuck), so the test plays
-# 300 steps to stay fast; the figures at the registered limits are in docs/results.md.
+# 300 steps to stay fast; the figures at the registered limits are in docs/baselines.md.
 # (episodes, step limit) per game, at the default size and at the size run under -m slow. The z thresholds
 # scale with the square root of the episodes: z > 6 and z > 3 at 60 episodes ask as much as z > 10 and
 # z > 5 at 150 (measured at 60: Welch z 13-15, wins z 4.5-4.6 for the two-deck games).

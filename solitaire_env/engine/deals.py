@@ -5,7 +5,7 @@ never overlap, so a figure reported on test deals was never trained on nor used 
 
 | split          | deals               | used for                                                     |
 |----------------|---------------------|--------------------------------------------------------------|
-| ``test``       | 0 .. 9,999          | reported figures (docs/results.md reports deals 0-999)       |
+| ``test``       | 0 .. 9,999          | reported figures (docs/baselines.md: deals 0-999)            |
 | ``validation`` | 10,000 .. 19,999    | checkpoint and hyperparameter choice (evaluation rounds: 10,000 ..) |
 | ``train``      | 20,000 .. 2**62 - 1 | training: each episode draws a deal at random                |
 

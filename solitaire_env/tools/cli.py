@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "deal); repeat to compare several. pretrained, PATH and sample:PATH need the train extra")
     ev.add_argument("--episodes", required=True, type=_positive_int, metavar="N", help="deals to play")
     ev.add_argument("--deals", choices=("test", "validation", "train"), default="test",
-                    help="the split the deals come from (default test: deals 0-9999, what docs/results.md "
+                    help="the split the deals come from (default test: deals 0-9999, what docs/baselines.md "
                          "reports; validation: 10000-19999, for choosing checkpoints; train: 20000 and up)")
     ev.add_argument("--seed", type=_non_negative_int, metavar="S",
                     help="first deal, inside the split (default: the split's first deal, e.g. 0 for test)")

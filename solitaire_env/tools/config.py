@@ -90,7 +90,7 @@ class TrainConfig:
     # measured) when the env or anything else shares the cores.
     torch_threads: int = _opt(1, "positive")
     # Threads for PPO's update alone (None: torch_threads); the rollouts keep torch_threads. Two
-    # threads speed up the update on an otherwise idle 2-core machine (docs/results.md).
+    # threads speed up the update on an otherwise idle 2-core machine (docs/benchmarks.md, "Training throughput").
     update_threads: int | None = _opt(None, "positive")
 
     def to_dict(self) -> dict:

@@ -344,7 +344,7 @@ def _write(env: Any, agent_env: Any, player: Any, plan: list, keys: tuple[str, .
             bar = tqdm(total=len(plan), unit="episode", leave=False)
     wins = steps = 0
     try:
-        with torch_threads_for_play(1):  # a policy's play: one torch thread (docs/results.md, on evaluation)
+        with torch_threads_for_play(1):  # a policy's play: one torch thread (docs/design.md, "Training threads")
             for lo in range(0, len(plan), CHUNK):
                 wins, steps = _write_chunk(storage, env, agent_env, player, plan, lo, keys, bar, wins, steps)
     finally:

@@ -464,7 +464,7 @@ def torch_threads_for_play(threads: int | None = 1) -> Iterator[None]:
     """Play with ``threads`` torch threads (when torch is loaded; ``None``: leave them), then restore
     the count. On a busy machine torch's threads wait on each other: beside two other jobs on the 2
     cores, Number Ten's policy played 25 times slower on two threads than on one, where on the idle
-    machine two were 1.27 times faster (docs/results.md, "Evaluation on one torch thread")."""
+    machine two were 1.27 times faster (measured when the default was set)."""
     torch = sys.modules.get("torch")
     if torch is None or threads is None:
         yield

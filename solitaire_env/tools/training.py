@@ -14,7 +14,7 @@ A run directory holds ``config.yaml`` (as used, fully resolved: no ``base``), Te
 Deals (:mod:`solitaire_env.engine.deals`): the training envs play the ``train`` split (``deals``, drawn at
 random, never a validation or test deal); every evaluation round plays the same validation deals
 ``eval.seed .. eval.seed + eval.episodes - 1`` (10,000 .. by default), so ``best_model.zip`` is
-chosen by comparing checkpoints on one fixed set; the test deals (0 .. 9,999; docs/results.md
+chosen by comparing checkpoints on one fixed set; the test deals (0 .. 9,999; docs/baselines.md
 reports 0-999) are left to ``solitaire-env evaluate``.
 
 A directory that already holds a run is refused unless ``resume=True`` (go on from its last
