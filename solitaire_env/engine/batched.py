@@ -96,11 +96,22 @@ def step_row(batch, sp, actions, i, a, work) -> int:
 SKIP = -2
 
 
+@njit(cache=True, nogil=True, inline="always")
+def borrowed_batch(batch) -> Batch:
+    """``batch`` with every array :func:`borrowed`: reading a field in the loop over the games then costs
+    no reference counting (each field read and each row view is otherwise an atomic increment and
+    decrement: 5-8% of the default step, measured). Only inside a kernel that has ``batch`` as an argument."""
+    b = borrowed
+    return Batch(b(batch.states), b(batch.masks), b(batch.codes), b(batch.gained), b(batch.revealed),
+                 b(batch.n_legal), b(batch.found))
+
+
 @_jit
 def step_batch_serial(batch, sp, actions, acts) -> None:
     """Advance game ``i`` of ``batch`` by action ``acts[i]`` (none if negative; illegal ones change
     nothing; ``SKIP`` or below: not even observed), in the calling thread."""
     work = core._scratch(sp)
+    batch = borrowed_batch(batch)
     for i in range(batch.states.shape[0]):
         if acts[i] > SKIP:
             step_row(batch, sp, actions, i, acts[i], work)

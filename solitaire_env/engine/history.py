@@ -51,7 +51,16 @@ import numpy as np
 from numba import njit
 
 from solitaire_env.engine import batched, core, features, keys
-from solitaire_env.engine.batched import PARALLEL_MIN_BATCH, SKIP, Batch, borrowed, keep_alive, rows, step_row
+from solitaire_env.engine.batched import (
+    PARALLEL_MIN_BATCH,
+    SKIP,
+    Batch,
+    borrowed,
+    borrowed_batch,
+    keep_alive,
+    rows,
+    step_row,
+)
 from solitaire_env.engine.hashing import M1, M2, nonzero
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.table import (
@@ -480,11 +489,10 @@ def step_batch_serial(batch, sp, actions, acts, t, rec, no_revisit) -> None:
     work = work_space(sp)
     want_actions = rec.act_out.shape[1] > 0
     b = borrowed  # no reference counting in the loop (see there): the helpers take many arrays
-    batch = Batch(b(batch.states), b(batch.masks), b(batch.codes), batch.gained, batch.revealed, batch.n_legal,
-                  batch.found)
+    batch = borrowed_batch(batch)
     sp, actions = b(sp), b(actions)
     t = Tables(b(t.small), b(t.keys), b(t.meta), b(t.filt), b(t.hashes))
-    seen, act_out = b(rec.seen), b(rec.act_out)
+    rec = Recording(b(rec.clear), b(rec.revisit), b(rec.n_rules), b(rec.seen), b(rec.act_out))
     w = Work(b(work.facts), b(work.hashes), b(work.state), b(work.codes), b(work.candidates), b(work.spare),
              b(work.pending))
     n_envs = batch.states.shape[0]
@@ -499,12 +507,12 @@ def step_batch_serial(batch, sp, actions, acts, t, rec, no_revisit) -> None:
         had = np.int64(s[ix(sp[O_LEN] + dst)]) if dst >= 0 else 0
         n_rules = step_row(batch, sp, actions, i, a, w.facts)
         landed = np.int64(s[ix(sp[O_LEN] + dst)]) - had if dst >= 0 else 0
-        pos = Position(s, batch.codes[i], batch.masks[i], seen[i], n_rules, rec.clear[i])
+        pos = Position(s, batch.codes[i], batch.masks[i], rec.seen[i], n_rules, rec.clear[i])
         was_seen, left, empty, listed = _record(pos, sp, actions, t, i, w, no_revisit,
                                                 Moved(True, np.int64(src), np.int64(dst), np.int64(landed)))
         rec.revisit[i], rec.n_rules[i], batch.n_legal[i] = was_seen, n_rules, left
         if want_actions:  # (the moves between piles _record listed are not listed again)
-            features._action_rows(s, sp, actions, pos.codes, pos.mask, pos.seen, act_out[i], w.facts, empty,
+            features._action_rows(s, sp, actions, pos.codes, pos.mask, pos.seen, rec.act_out[i], w.facts, empty,
                                   w.candidates, listed, w.state)
     keep_alive(work)
 
