@@ -414,12 +414,14 @@ def _record(pos, sp, actions, t, i, w, no_revisit, moved):
 
 
 @_jit
-def record(pos, sp, actions, t, i, no_revisit, w):
+def record(pos, sp, actions, t, i, no_revisit):
     """Record position ``pos`` (a :class:`Position`) in the table of env ``i`` (row ``i`` of the
     :class:`~solitaire_env.engine.table.Tables` ``t``) and, with ``no_revisit``, take out of ``pos.mask``
-    every legal move to a position the table holds. ``w``: :func:`work_space`. Every pile is hashed
-    into ``t.hashes[i]``, as no move is known. Returns (whether the position had been seen, moves left
-    in ``pos.mask``)."""
+    every legal move to a position the table holds. Every pile is hashed into ``t.hashes[i]``, as no
+    move is known. Returns (whether the position had been seen, moves left in ``pos.mask``). Its work
+    space is allocated here: numba types a named tuple of arrays passed from Python element by element
+    on every call, which cost more than allocating them."""
+    w = work_space(sp)
     core._pile_facts(pos.s, sp, w.facts)
     was_seen, left, _, _ = _record(pos, sp, actions, t, i, w, no_revisit,
                                    Moved(False, np.int64(-1), np.int64(-1), np.int64(0)))
@@ -544,7 +546,6 @@ class History:
         keys.check_fits(variant)
         self.variant = variant
         self.tables = new_tables(n, variant.piles)
-        self._work = work_space(variant.spec)
         self._no_seen = np.zeros(0, dtype=np.int8)
 
     def record(self, i: int, state: np.ndarray, codes: np.ndarray, mask: np.ndarray, n_legal: int, clear: bool,
@@ -552,7 +553,7 @@ class History:
         """:func:`record` for env ``i``: (whether ``state`` had been seen, legal moves left in ``mask``)."""
         v = self.variant
         pos = Position(state, codes, mask, self._no_seen if seen is None else seen, int(n_legal), bool(clear))
-        was_seen, left = record(pos, v.spec, v.actions, self.tables, i, bool(no_revisit), self._work)
+        was_seen, left = record(pos, v.spec, v.actions, self.tables, i, bool(no_revisit))
         return bool(was_seen), int(left)
 
     @property
