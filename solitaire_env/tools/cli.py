@@ -1,4 +1,5 @@
-"""The ``solitaire-env`` command: ``evaluate``, ``train``, ``plot``, ``play``, ``replay``, ``solve`` and ``solvitaire``.
+"""The ``solitaire-env`` command: ``evaluate``, ``train``, ``plot``, ``play``, ``replay``, ``dataset``, and the solver's
+``solve``, ``solvitaire``, ``label-deals`` and ``verify`` (:mod:`solitaire_env.tools.cli_solve`).
 
 ``solitaire-env evaluate --env ID --agent AGENT [--agent ...] --episodes N --seed S
 [--env-kwargs JSON] [--csv FILE] [--json FILE] [--no-progress]`` plays each agent over the same deals (see
@@ -17,14 +18,20 @@ import argparse
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from solitaire_env.engine.deals import SPLITS
 from solitaire_env.envs.registration import ENV_IDS
+from solitaire_env.tools.cli_args import (
+    add_ray_option,
+    check_resume,
+    json_object,
+    make_backend,
+    non_negative_int,
+    positive_int,
+)
+from solitaire_env.tools.cli_solve import add_solver_commands
 from solitaire_env.tools.extras import importable, stop_for_extra
-
-if TYPE_CHECKING:
-    from solitaire_env.parallel import Backend
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,43 +47,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _int_at_least(text: str, low: int, what: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
-    if value < low:
-        raise argparse.ArgumentTypeError(f"must be {what}, got {value}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    return _int_at_least(text, 1, "positive")
-
-
-def _non_negative_int(text: str) -> int:
-    return _int_at_least(text, 0, "non-negative")
-
-
-def _seed_range(text: str) -> str:
-    """``--seeds A:B``, checked for a sign here so a negative deal number gets its own message."""
-    if any(part.strip().startswith("-") for part in text.split(":")):
-        raise argparse.ArgumentTypeError(f"bad seed range {text!r}: deal numbers cannot be negative")
-    return text
-
-
-def _json_object(text: str) -> dict:
-    import json
-
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise argparse.ArgumentTypeError(f"not JSON ({e.msg}): {text!r}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"must be a JSON object like '{{\"no_revisit\": true}}', got {text!r}")
-    return value
-
-
 def _version() -> str:
     """The installed distribution's version; the package's own when it runs from a source tree."""
     from importlib.metadata import PackageNotFoundError, version
@@ -87,33 +57,6 @@ def _version() -> str:
         from solitaire_env import __version__
 
         return __version__
-
-
-def _add_ray_option(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                         help="run the deals as Ray tasks: on the cluster at ADDRESS ('auto': the running cluster "
-                              "this machine belongs to; 'ray://HOST:10001': a remote one), or without ADDRESS on a "
-                              "Ray instance started here; needs pip install 'solitaire-env[ray]'")
-
-
-def _backend(args: argparse.Namespace, parser: argparse.ArgumentParser, jobs: int | None = None) -> Backend:
-    """Where the deals run, from --ray and --jobs; Ray imported only when asked for."""
-    from solitaire_env.parallel import Backend, import_ray
-
-    if args.ray is None:
-        return Backend(jobs=jobs or 1)
-    if jobs is not None and getattr(args, "jobs", None) is not None:
-        parser.error("--jobs sets local processes; with --ray the cluster's CPUs run the deals: give one of them")
-    try:
-        import_ray()
-    except ImportError as e:
-        parser.error(str(e))
-    return Backend(ray=args.ray)
-
-
-def _check_resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    if args.resume and not args.csv:
-        parser.error("--resume goes on from the rows of --csv FILE: give --csv")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,13 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "options), PATH: a MaskablePPO .zip played greedily or a run directory (its best_model.zip, "
                          "else final_model.zip), or 'sample:PATH' (the checkpoint's policy sampled, seeded per "
                          "deal); repeat to compare several. pretrained, PATH and sample:PATH need the train extra")
-    ev.add_argument("--episodes", required=True, type=_positive_int, metavar="N", help="deals to play")
+    ev.add_argument("--episodes", required=True, type=positive_int, metavar="N", help="deals to play")
     ev.add_argument("--deals", choices=("test", "validation", "train"), default="test",
                     help="the split the deals come from (default test: deals 0-9999, what docs/baselines.md "
                          "reports; validation: 10000-19999, for choosing checkpoints; train: 20000 and up)")
-    ev.add_argument("--seed", type=_non_negative_int, metavar="S",
+    ev.add_argument("--seed", type=non_negative_int, metavar="S",
                     help="first deal, inside the split (default: the split's first deal, e.g. 0 for test)")
-    ev.add_argument("--env-kwargs", type=_json_object, default={}, metavar="JSON",
+    ev.add_argument("--env-kwargs", type=json_object, default={}, metavar="JSON",
                     help='env arguments as a JSON object, e.g. \'{"no_revisit": true}\'')
     ev.add_argument("--csv", metavar="FILE", help="write one row per episode to FILE")
     ev.add_argument("--json", metavar="FILE", help="write the summaries and every episode to FILE")
@@ -151,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "whenever some deal played has shipped data")
     ev.add_argument("--resume", action="store_true",
                     help="--csv FILE holds rows of an interrupted run of this command: play only the other episodes")
-    _add_ray_option(ev)
-    ev.add_argument("--torch-threads", type=_positive_int, default=1, metavar="N",
+    add_ray_option(ev)
+    ev.add_argument("--torch-threads", type=positive_int, default=1, metavar="N",
                     help="torch threads for the policies' play (default 1: two are about a fifth faster on an "
                          "idle 2-core machine, many times slower on a busy one)")
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -167,9 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="override a config key (VALUE read as YAML; KEY dotted into a section, e.g. "
                          "hyperparams.learning_rate=1e-4; KEY=null removes it); may be repeated")
     tr.add_argument("--output", metavar="DIR", help="run directory (default: the config's output_dir)")
-    tr.add_argument("--timesteps", type=_positive_int, metavar="N",
+    tr.add_argument("--timesteps", type=positive_int, metavar="N",
                     help="override total_timesteps (as --set total_timesteps=N)")
-    tr.add_argument("--evaluate", type=_positive_int, metavar="N",
+    tr.add_argument("--evaluate", type=positive_int, metavar="N",
                     help="afterwards, evaluate the trained model beside random and heuristic on test deals 0 .. N-1")
     again = tr.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
@@ -189,73 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
                                description="Play Rank and File, Number Ten or Rainbow in the terminal. "
                                            "Type 'help' at the prompt for the move notation.")
     play.add_argument("game", nargs="?", metavar="GAME", help="rank_and_file, number_ten or rainbow (or an env id)")
-    play.add_argument("--seed", type=_non_negative_int, metavar="S", help="deal number (default: a random deal)")
+    play.add_argument("--seed", type=non_negative_int, metavar="S", help="deal number (default: a random deal)")
     play.add_argument("--state", metavar="FILE", help="start from a saved JSON position (docs/state_format.md)")
     play.set_defaults(run=_play, command_parser=play)
 
-    so = commands.add_parser(
-        "solve", help="solve deals with every card known: how winnable is a game",
-        description="Solve deals A .. B-1 of GAME with the perfect-information solver, in parallel, writing "
-                    "one CSV row per deal and printing the winnable fraction with its 95% interval.")
-    so.add_argument("game", metavar="GAME", help="rank_and_file, number_ten or rainbow (or an env id)")
-    seeds = so.add_mutually_exclusive_group(required=True)
-    seeds.add_argument("--seeds", type=_seed_range, metavar="A:B", help="deals A to B-1, e.g. 0:1000")
-    seeds.add_argument("--retry", metavar="CSV",
-                       help="a second pass over the deals a previous run's CSV left unknown; the new CSV and "
-                            "summary cover every deal of the previous run")
-    so.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds per deal (default 60)")
-    so.add_argument("--max-nodes", type=_positive_int, metavar="N", help="positions per deal (default: no limit)")
-    so.add_argument("--memory", type=_positive_int, default=512, metavar="MB",
-                    help="transposition table per job, MB (default 512)")
-    so.add_argument("--restart-share", type=float, default=0.9, metavar="F",
-                    help="share of each deal's limits given to the restarted searches over promising moves, "
-                         "which find wins; the rest goes to the complete search, which alone can prove a loss "
-                         "(default 0.9; in [0, 1); Rainbow's first search is complete and ignores it)")
-    so.add_argument("--stock-macros", action=argparse.BooleanOptionalAction, default=None,
-                    help="search 'draw to a card and play it' as one move instead of single draws: sound, fewer "
-                         "positions (default: on for Rainbow, off for the two-deck games)")
-    so.add_argument("--agent-guidance", action=argparse.BooleanOptionalAction, default=None,
-                    help="between restarts, play whole games with the noisy heuristic agent and, now and "
-                         "then, a rollout over a greedy player; every other restart orders moves by the "
-                         "agent's rules (default: on for the two-deck games, off for Rainbow, whose search "
-                         "never restarts)")
-    so.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
-    so.add_argument("--csv", metavar="FILE", help="write one row per deal to FILE, as each deal finishes")
-    so.add_argument("--json", metavar="FILE", help="write the summary to FILE")
-    so.add_argument("--resume", action="store_true",
-                    help="--csv FILE holds rows of an interrupted run of this command: solve only the other deals")
-    _add_ray_option(so)
-    so.add_argument("--no-progress", action="store_true", help="no progress bar")
-    so.set_defaults(run=_solve, command_parser=so)
-
-    sv = commands.add_parser(
-        "solvitaire", help="export Rank and File deals as input files for the Solvitaire solver",
-        description="Write deals A .. B-1 of Rank and File as Solvitaire deal files (its rank-and-file "
-                    "preset), to cross-check the solver's figures with an independent solver.")
-    sv.add_argument("--seeds", required=True, type=_seed_range, metavar="A:B", help="deals A to B-1, e.g. 0:20")
-    sv.add_argument("--out", required=True, metavar="DIR", help="directory for rank_and_file-SEED.json")
-    sv.set_defaults(run=_solvitaire, command_parser=sv)
-
-    ld = commands.add_parser(
-        "label-deals", help="remake the shipped per-deal winnability data (docs/winnability.md)",
-        description="Solve deals 0-999 of each GAME in the two node-limited passes of the shipped data and "
-                    "write GAME.csv.gz and GAME.json (by default into the package's data folder, replacing "
-                    "the shipped files). An interrupted run reuses every finished pass.")
-    ld.add_argument("games", nargs="*", metavar="GAME", help="games to label (default: all three)")
-    ld.add_argument("--out", metavar="DIR", help="write there instead of the package's data folder")
-    ld.add_argument("--seeds", type=_seed_range, metavar="A:B", help="only deals A to B-1 (default 0:1000)")
-    ld.add_argument("--jobs", type=_positive_int, metavar="J", help="worker processes (default: one per core)")
-    ld.add_argument("--no-progress", action="store_true", help="no progress bar")
-    ld.set_defaults(run=_label_deals, command_parser=ld)
-
-    ve = commands.add_parser(
-        "verify", help="replay every winning line of a solve CSV or of the shipped data",
-        description="Replay every 'won' row's winning line through the engine from its deal and check that it "
-                    "ends won. SOURCE is a game (its shipped data) or a solve CSV (--game names its game if "
-                    "the file name does not start with it).")
-    ve.add_argument("source", metavar="GAME_OR_FILE")
-    ve.add_argument("--game", metavar="GAME", help="the game of a CSV file")
-    ve.set_defaults(run=_verify, command_parser=ve)
+    add_solver_commands(commands)
 
     rp = commands.add_parser("replay", help="replay a recorded episode as GIF, HTML or in the terminal",
                              description="Replay a recording (docs/recordings.md) to a GIF, a self-contained "
@@ -276,11 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     ds.add_argument("--agent", required=True, metavar="AGENT",
                     help="random, heuristic, search, search:WxN, pretrained (the shipped policy), or solver: the "
                          "solver's shipped winning lines, perfect-information play on test deals 0-999 only")
-    ds.add_argument("--episodes", required=True, type=_positive_int, metavar="N", help="episodes to write")
+    ds.add_argument("--episodes", required=True, type=positive_int, metavar="N", help="episodes to write")
     ds.add_argument("--deals", default="train", metavar="DEALS",
                     help="train (default: a deal drawn at random each episode), validation, test (their first "
                          "N deals in order) or A:B (deals A .. B-1 in order)")
-    ds.add_argument("--seed", type=_non_negative_int, default=0, metavar="S",
+    ds.add_argument("--seed", type=non_negative_int, default=0, metavar="S",
                     help="train deals: episode i draws its deal with reset(seed=S+i) (default 0)")
     ds.add_argument("--out", metavar="DIR",
                     help="Minari's local root to write under (default: $MINARI_DATASETS_PATH, else "
@@ -333,8 +214,8 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for path in (args.csv, args.json):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             parser.error(f"cannot write {path}: no such directory")
-    _check_resume(args, parser)
-    backend = _backend(args, parser)
+    check_resume(args, parser)
+    backend = make_backend(args, parser)
     agents = {}
     for name in args.agents:
         try:
@@ -442,143 +323,6 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.game is None and args.state is None:
         parser.error("name a GAME (rank_and_file, number_ten, rainbow) or give --state FILE")
     return play(args.game, seed=args.seed, state_file=args.state)
-
-
-def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    import json
-
-    from solitaire_env.engine.games import get_variant
-    from solitaire_env.solver import SolveOptions
-    from solitaire_env.solver.winnability import merge_results, read_results, solve_deals, write_results
-    from solitaire_env.tools.winnability import default_jobs, format_summary, parse_seeds, solver_options, summarize
-
-    game = ENV_IDS[args.game][1] if args.game in ENV_IDS else args.game
-    try:
-        get_variant(game)
-        earlier = read_results(args.retry) if args.retry else []
-        seeds = parse_seeds(args.seeds) if args.seeds else [r.seed for r in earlier if r.result == "unknown"]
-    except ValueError as e:
-        parser.error(str(e))
-    except OSError as e:
-        parser.error(f"cannot read {args.retry}: {e.strerror or e}")
-    if not seeds:
-        parser.error(f"{args.retry} leaves no deal unknown: nothing to retry")
-    if not args.time_limit > 0:
-        parser.error(f"--time-limit must be positive (seconds), got {args.time_limit}")
-    if not 0 <= args.restart_share < 1:
-        parser.error(f"--restart-share must be at least 0 and below 1, got {args.restart_share}")
-    for path in (args.csv, args.json):
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            parser.error(f"cannot write {path}: no such directory")
-    _check_resume(args, parser)
-    backend = _backend(args, parser, jobs=args.jobs or default_jobs())
-    options = solver_options(SolveOptions(time_limit=args.time_limit, max_nodes=args.max_nodes, memory_mb=args.memory,
-                                          first_phase=args.restart_share, stock_macros=args.stock_macros,
-                                          agent_guidance=args.agent_guidance), game)
-    attempt = 1 + max((r.attempt for r in earlier), default=0)
-    try:
-        results = solve_deals(game, seeds, options, progress=not args.no_progress, csv_path=args.csv,
-                              attempt=attempt, backend=backend, resume=args.resume)
-    except ValueError as e:  # a --resume CSV that is not a solve CSV
-        parser.error(str(e))
-    if args.retry:
-        # The second pass's answer for every deal of the first: its decided rows plus the new ones.
-        decided = sum(r.result != "unknown" for r in results)
-        results = merge_results(earlier, results)
-        if args.csv:
-            write_results(args.csv, results)
-    summary = summarize(game, results, args.time_limit)
-    failed = [r for r in results if r.reason.startswith("error: ")]
-    if args.retry:
-        summary.update(retried=len(seeds), decided_on_retry=decided)
-    print(format_summary(summary))
-    if args.csv:
-        print(f"wrote {args.csv}")
-    if failed:
-        summary["failed"] = len(failed)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=2)
-        print(f"wrote {args.json}")
-    if failed:
-        # Counted as unknown above; their rows say why, and --retry runs them again.
-        for r in failed[:20]:
-            print(f"failed: deal {r.seed}: {r.reason.removeprefix('error: ')}", file=sys.stderr)
-        retry = f": solitaire-env solve {game} --retry {args.csv} ... runs them again" if args.csv else ""
-        print(f"{len(failed)} deals failed and count as unknown{retry}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from solitaire_env.solver.winnability import DATA_DIR, GAMES
-    from solitaire_env.tools.winnability import LABEL_DEALS, default_jobs, format_summary, make_labels, parse_seeds
-
-    games = []
-    for g in args.games or GAMES:
-        name = ENV_IDS[g][1].name if g in ENV_IDS else g
-        if name not in GAMES:
-            parser.error(f"unknown game {g!r}; known: {', '.join(GAMES)}")
-        games.append(name)
-    deals = parse_seeds(args.seeds) if args.seeds else LABEL_DEALS
-    out = args.out or DATA_DIR
-    for game in games:
-        summary = make_labels(game, jobs=args.jobs or default_jobs(), out_dir=out, progress=not args.no_progress,
-                              deals=deals)
-        print(format_summary(summary))
-        print(f"wrote {os.path.join(out, game + '.csv.gz')} and {game}.json")
-    return 0
-
-
-def _verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    import time
-
-    from solitaire_env.solver.winnability import GAMES, data_path, read_results, replay_lines
-
-    source = ENV_IDS[args.source][1].name if args.source in ENV_IDS else args.source
-    if source in GAMES:
-        game, path = source, data_path(source)
-    else:
-        path = source
-        base = os.path.basename(path)
-        game = args.game or next((g for g in GAMES if base.startswith(g)), None)
-        if game is None:
-            parser.error(f"say which game {path} holds: --game {' | '.join(GAMES)}")
-        game = ENV_IDS[game][1].name if game in ENV_IDS else game
-        if game not in GAMES:
-            parser.error(f"unknown game {game!r}; known: {', '.join(GAMES)}")
-    try:
-        rows = read_results(path)
-    except FileNotFoundError:
-        parser.error(f"no such file: {path}")
-    except (OSError, ValueError) as e:
-        parser.error(str(e))
-    start = time.perf_counter()
-    replayed, failures = replay_lines(game, rows)
-    seconds = time.perf_counter() - start
-    for seed, why in failures:
-        print(f"deal {seed}: {why}")
-    counts = {a: sum(r.result == a for r in rows) for a in ("won", "lost", "unknown")}
-    print(f"{path}: {len(rows)} deals of {game} (won {counts['won']}, lost {counts['lost']}, unknown "
-          f"{counts['unknown']}); {replayed - len(failures)} of {replayed} winning lines replay to a win "
-          f"({seconds:.1f} s)")
-    return 1 if failures else 0
-
-
-def _solvitaire(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from solitaire_env.solver.solvitaire import export_deals
-    from solitaire_env.tools.winnability import parse_seeds
-
-    try:
-        seeds = parse_seeds(args.seeds)
-        paths = export_deals(seeds, args.out)
-    except ValueError as e:
-        parser.error(str(e))
-    except OSError as e:
-        parser.error(f"cannot write to {args.out}: {e.strerror or e}")
-    print(f"wrote {len(paths)} deals to {args.out}; solve one with: "
-          f"solvitaire --type rank-and-file --timeout 30000 {paths[0]}")
-    return 0
 
 
 def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
