@@ -11,7 +11,7 @@ import solitaire_env  # noqa: F401  (registers the envs)
 from solitaire_env.engine import core
 from solitaire_env.engine.cards import RANKS, card_from_str
 from solitaire_env.engine.features import ACTION_FEATURES, CARD_FEATURES, PILE_FEATURES, SUMMARY_FEATURES
-from solitaire_env.engine.history import position_key
+from solitaire_env.engine.keys import position_key
 from solitaire_env.engine.variant import TABLEAU_TO_FOUNDATION, WASTE_TO_FOUNDATION
 
 ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]

@@ -12,8 +12,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from solitaire_env.engine import core, features
-from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
+from solitaire_env.engine import batched, core, features
+from solitaire_env.engine.deals import DealSchedule, DealSet, deal_set
 from solitaire_env.engine.game import Game
 from solitaire_env.engine.history import History
 from solitaire_env.engine.moves import Move
@@ -166,7 +166,7 @@ class SolitaireEnv(gym.Env):
                         reveal_bonus=reveal_bonus, ansi_color=ansi_color, track_revisits=track_revisits,
                         no_revisit=no_revisit, action_features=action_features)
         self.deals: DealSet | None = deal_set(deals)
-        self._deal_position: int | None = None  # in an ordered deal set: the deal played last
+        self._schedule = DealSchedule(self.deals)
         v = self.variant
         self.observation_space = observation_space(v, obs_mode, action_features and obs_mode in DICT_MODES)
         self.action_space = spaces.Discrete(v.n_actions)
@@ -194,7 +194,7 @@ class SolitaireEnv(gym.Env):
         if game is not None:
             self.game, self.deal_seed = game, None
             return self._start()
-        self.deal_seed = self._next_deal(seed)
+        self.deal_seed = self._schedule.next(seed, self.np_random)
         self.game = Game(self.variant, seed=self.deal_seed)
         return self._start()
 
@@ -211,7 +211,7 @@ class SolitaireEnv(gym.Env):
             if self.illegal_action == "raise":
                 raise ValueError(f"action {a} is not legal here: {move}")
         else:
-            gained, revealed, self._n_legal, _ = core._step_one_work(
+            gained, revealed, self._n_legal, _ = batched.step_one(
                 game.state, v.spec, v.actions, a, self._mask, self._codes, self._work
             )
             self._n_rules = self._n_legal
@@ -288,7 +288,7 @@ class SolitaireEnv(gym.Env):
         v, s = self.variant, self.game.state
         # The step's kernel with no move: a fresh process then compiles one kernel for reset and step
         # (a cold first use spent about a second more compiling separate ones).
-        _, _, self._n_legal, _ = core._step_one_work(s, v.spec, v.actions, -1, self._mask, self._codes, self._work)
+        _, _, self._n_legal, _ = batched.step_one(s, v.spec, v.actions, -1, self._mask, self._codes, self._work)
         self._n_rules = self._n_legal
         if self._history is not None:
             self._record(clear=True)
@@ -300,20 +300,6 @@ class SolitaireEnv(gym.Env):
 
     def _check_action(self, action: Any) -> int:
         return check_action(action, self.variant.n_actions)
-
-    def _next_deal(self, seed: int | None) -> int:
-        """The deal a reset plays (see :mod:`solitaire_env.engine.deals`)."""
-        deals = self.deals
-        if deals is None:
-            # Deal number `seed` when a seed is given, so env deals match Game(variant, seed) everywhere.
-            return int(seed) if seed is not None else int(self.np_random.integers(DEAL_LIMIT))
-        if deals.sampled:
-            return deals.draw(self.np_random)
-        if seed is not None:
-            self._deal_position = int(seed)
-        else:
-            self._deal_position = 0 if self._deal_position is None else self._deal_position + 1
-        return deals.at(self._deal_position)
 
     def _observation(self) -> Any:
         self._computed = None

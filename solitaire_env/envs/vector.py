@@ -1,7 +1,7 @@
 """A natively batched vector env: ``gym.make_vec("RankAndFile-v0", num_envs=N)``.
 
 All N games live in one ``(N, state_size)`` ``int8`` array and advance in one call to the compiled
-core (:func:`solitaire_env.engine.core.step_batch`), not in a Python loop over envs. It behaves exactly
+core (:func:`solitaire_env.engine.batched.step_batch`), not in a Python loop over envs. It behaves exactly
 like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
 
 * ``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``: the step after a sub-env ends
@@ -16,7 +16,7 @@ like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
 * ``deals=`` (as in the single env, :mod:`solitaire_env.engine.deals`): with an ordered set, sub-env ``i``
   plays positions ``i, i + N, i + 2N, ...`` of the set (from ``seed + i`` when seeded), so together
   the N sub-envs play each deal once; a sampled set (``"train"``) is drawn from by each sub-env's
-  own generator.
+  own generator (one :class:`~solitaire_env.engine.deals.DealSchedule` a sub-env, as the single env's).
 * ``info["action_mask"]`` is ``(N, n)`` ``int8``; ``info`` also holds ``foundation_cards``,
   ``is_won`` and ``illegal_action`` arrays, and with ``track_revisits`` / ``no_revisit`` (see the
   single env) ``revisit`` / ``stuck``; each sub-env keeps its episode's positions in
@@ -39,10 +39,11 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from solitaire_env.engine import core, features, history
-from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
+from solitaire_env.engine import batched, features, history
+from solitaire_env.engine.batched import Batch
+from solitaire_env.engine.deals import DealSchedule, DealSet, deal_set
 from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
-from solitaire_env.engine.history import History
+from solitaire_env.engine.history import History, Recording
 from solitaire_env.engine.state import check_seed, deal_into, from_json
 from solitaire_env.engine.variant import Variant
 from solitaire_env.envs.base import (
@@ -133,7 +134,7 @@ class SolitaireVectorEnv(VectorEnv):
                           if obs_mode == "piles" or self.action_features else None)
         self._no_action_features = np.zeros((n, 0, 0), dtype=np.int8)
         self._action_features = self._no_action_features  # the last step's, written by the compiled step
-        self._positions: list[int | None] = [None] * n  # in an ordered deal set: each sub-env's last deal
+        self._schedules = [DealSchedule(self.deals, i, n) for i in range(n)]
         self._row_starts = np.arange(n, dtype=np.int64) * v.n_actions  # sub-env i's mask in masks.reshape(-1)
         self._rngs: list[np.random.Generator] | None = None
         self._ready = False
@@ -157,8 +158,7 @@ class SolitaireVectorEnv(VectorEnv):
         self.prev_done = self.prev_done & ~which if self._ready else np.zeros(n, dtype=bool)
         self.codes, self.masks = np.empty_like(self.codes), np.empty_like(self.masks)  # the last step's: the caller's
         if self.history is None:  # the step's kernel with no moves (one kernel to compile for reset and step)
-            core.step_batch(self.states, self.variant.spec, self.variant.actions, np.full(n, -1, dtype=np.int64),
-                            self.masks, self.codes, self.gained, self.revealed, self.n_legal, self.found)
+            batched.step_batch(self._batch(), self.variant.spec, self.variant.actions, np.full(n, -1, dtype=np.int64))
         else:  # a step without moves: masks and observations, and the reset sub-envs' histories start anew
             kept = self.revisit.copy()
             self._step_history(np.full(n, -1, dtype=np.int64), which)
@@ -207,8 +207,7 @@ class SolitaireVectorEnv(VectorEnv):
         self.codes = np.empty_like(self.codes)
         self.masks = np.empty_like(self.masks)
         if self.history is None:
-            core.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes,
-                            self.gained, self.revealed, self.n_legal, self.found)
+            batched.step_batch(self._batch(), v.spec, v.actions, acts)
         else:
             acts[illegal] = -1  # a move the no-revisit mask forbids is legal to the core: not played
             self._step_history(acts, resetting)
@@ -257,19 +256,16 @@ class SolitaireVectorEnv(VectorEnv):
             self._deal(int(i), None)
         # One compiled pass over the dealt games alone (the others' rows are left as they are), as the
         # step resets them: a call per game to each kernel cost more than the deal.
-        acts = np.full(n, core.SKIP, dtype=np.int64)
+        acts = np.full(n, batched.SKIP, dtype=np.int64)
         acts[rows] = -1
         if self.history is None:
-            core.step_batch_serial(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained,
-                                   self.revealed, self.n_legal, self.found)
+            batched.step_batch_serial(self._batch(), v.spec, v.actions, acts)
             self.n_rules[rows] = self.n_legal[rows]
         else:
-            h, clear = self.history, np.zeros(n, dtype=bool)
+            clear = np.zeros(n, dtype=bool)
             clear[rows] = True
-            history.step_batch_serial(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained,
-                                      self.revealed, self.n_legal, self.found, clear, h.small, h.keys, h.meta, h.filt,
-                                      h.hashes, self.revisit, self.n_rules, self.seen, self.no_revisit,
-                                      self._no_action_features)
+            history.step_batch_serial(self._batch(), v.spec, v.actions, acts, self.history.tables,
+                                      self._recording(clear, self._no_action_features), self.no_revisit)
         self.to_win[rows] = np.maximum(v.n_cards - self.found[rows], 1)
         self.steps[rows] = 0
         self.prev_done[rows] = False
@@ -284,15 +280,7 @@ class SolitaireVectorEnv(VectorEnv):
 
     def _deal(self, i: int, seed: int | None) -> None:
         """Deal sub-env ``i`` its next game (``seed``: given to this reset, already in its generator)."""
-        deals = self.deals
-        if deals is None:
-            deal_seed = int(seed) if seed is not None else int(self._rngs[i].integers(DEAL_LIMIT))
-        elif deals.sampled:
-            deal_seed = deals.draw(self._rngs[i])
-        else:
-            last = self._positions[i]
-            self._positions[i] = int(seed) if seed is not None else (i if last is None else last + self.num_envs)
-            deal_seed = deals.at(self._positions[i])
+        deal_seed = self._schedules[i].next(seed, self._rngs[i])
         self.deal_seeds[i] = deal_seed
         deal_into(self.variant, deal_seed, self.states[i])
 
@@ -352,12 +340,18 @@ class SolitaireVectorEnv(VectorEnv):
     def _step_history(self, acts: np.ndarray, clear: np.ndarray) -> None:
         """The compiled step with each sub-env's history (``clear``: its episode starts here), which also
         writes the action features when they are wanted (fresh each step: the caller owns them)."""
-        v, h = self.variant, self.history
+        v = self.variant
         self._action_features = (self._features.new_action_features() if self.action_features
                                  else self._no_action_features)
-        history.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained, self.revealed,
-                           self.n_legal, self.found, clear, h.small, h.keys, h.meta, h.filt, h.hashes, self.revisit,
-                           self.n_rules, self.seen, self.no_revisit, self._action_features)
+        history.step_batch(self._batch(), v.spec, v.actions, acts, self.history.tables,
+                           self._recording(clear, self._action_features), self.no_revisit)
+
+    def _batch(self) -> Batch:
+        """The arrays the compiled step writes, as they are now (``codes`` and ``masks`` are fresh each step)."""
+        return Batch(self.states, self.masks, self.codes, self.gained, self.revealed, self.n_legal, self.found)
+
+    def _recording(self, clear: np.ndarray, act_out: np.ndarray) -> Recording:
+        return Recording(clear, self.revisit, self.n_rules, self.seen, act_out)
 
     def _observe(self, codes: np.ndarray, info: dict, stepped: bool = True) -> Any:
         """The observation of every sub-env (``codes``: the caller's copy); the action features go into
