@@ -75,7 +75,7 @@ def test_masked_random_play_matches_engine(env_id):
         move = u.decode_action(a)
         before = u.get_state()
         obs, reward, terminated, truncated, info = env.step(a)
-        assert info["illegal_action"] is False and info["move"] == move
+        assert info["illegal_action"] is False and info["move"] == a and u.decode_action(a) == move
         assert u.get_state() != before
         assert env.observation_space.contains(obs)
         steps += 1

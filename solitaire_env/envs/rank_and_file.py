@@ -100,7 +100,7 @@ class RankAndFileEnv(SolitaireEnv):
     | illegal_action   | ``bool``            | the step's action was masked out (False on a reset)      |
     | move             | ``int``             | the action id played, -1 for none (reset, illegal action) |
     | deal_seed        | ``int``             | the deal being played, -1 for a position given as JSON   |
-    | revisit          | ``bool``            | with ``track_revisits`` or ``no_revisit`` (below)        |
+    | revisit          | ``bool``            | with ``track_revisits``, ``no_revisit``, ``action_features`` |
     | stuck            | ``bool``            | with ``no_revisit`` (below)                              |
     | action_features  | ``int8`` (243, 11)  | with ``action_features`` when the observation is not a ``Dict`` |
 
