@@ -155,7 +155,7 @@ def test_action_features_say_what_each_move_does(env_id, no_revisit):
     for env, obs, info in positions(env_id, no_revisit=no_revisit):
         u = env.unwrapped
         v, game, state = u.variant, u.game, u.get_state()
-        if "deal_seed" in info:  # a new episode
+        if info["move"] == -1:  # a new episode (positions() plays legal moves only)
             seen = set()
         seen.add(int(position_key(game.observation(), v.spec)))
         features = obs["action_features"]
