@@ -30,7 +30,8 @@ with the recorded one, on the same deal and with the same moves; the options tha
 
 Minari needs the same info keys, with the same types, on every step (the env's info has them), and
 each step's info is kept to the keys above: what a learner needs, without the per-episode
-``deal_seed``. Each episode's metadata gives its ``deal`` number; the dataset's metadata the agent, the deals, the env id and options, ``perfect_information`` and the versions.
+``deal_seed``. Each episode's metadata gives its ``deal`` number; the dataset's metadata the
+agent, the deals, the env id and options, ``perfect_information`` and the versions.
 
 Written with Minari's parquet storage (or ``arrow``: 14 times the size), from episode buffers built
 here: Minari's ``DataCollector`` wrapper needs jax to build its own. Needs ``pip install 'solitaire-env[datasets]'``.
