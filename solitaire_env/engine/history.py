@@ -429,6 +429,16 @@ def record(pos, sp, actions, t, i, no_revisit):
 
 
 @_jit
+def record_arrays(s, codes, mask, seen, n_legal, new_episode, sp, actions, small, slots, meta, filt, hashes, i,
+                  no_revisit):
+    """:func:`record` with the fields of its :class:`Position` and :class:`Tables` passed one by one and
+    packed here, for calls from Python: numba types a tuple passed from Python element by element on
+    every call, but an array argument on a fast path (a call with the tuples cost twice as long)."""
+    return record(Position(s, codes, mask, seen, n_legal, new_episode), sp, actions,
+                  Tables(small, slots, meta, filt, hashes), i, no_revisit)
+
+
+@_jit
 def work_space(sp) -> Work:
     """A :class:`Work` for a game of spec ``sp``."""
     return Work(core._scratch(sp), np.empty(2 * sp[SP_PILES], dtype=np.uint64),
@@ -551,9 +561,10 @@ class History:
     def record(self, i: int, state: np.ndarray, codes: np.ndarray, mask: np.ndarray, n_legal: int, clear: bool,
                no_revisit: bool, seen: np.ndarray | None = None) -> tuple[bool, int]:
         """:func:`record` for env ``i``: (whether ``state`` had been seen, legal moves left in ``mask``)."""
-        v = self.variant
-        pos = Position(state, codes, mask, self._no_seen if seen is None else seen, int(n_legal), bool(clear))
-        was_seen, left = record(pos, v.spec, v.actions, self.tables, i, bool(no_revisit))
+        v, t = self.variant, self.tables
+        was_seen, left = record_arrays(state, codes, mask, self._no_seen if seen is None else seen, int(n_legal),
+                                       bool(clear), v.spec, v.actions, t.small, t.keys, t.meta, t.filt, t.hashes,
+                                       i, bool(no_revisit))
         return bool(was_seen), int(left)
 
     @property
