@@ -1,5 +1,5 @@
 """The batched no-revisit env against the default env on its own games and on the same games, in one
-long run (docs/results.md, "2026-12-02: indices without wraparound tests").
+long run (docs/benchmarks.md).
 
     python benchmarks/no_revisit_games.py [STEPS]
 
@@ -15,7 +15,7 @@ games over the option's env), same games, and what the option's games cost the d
 Its own-games figure is not the option's cost as a user meets it (``no_revisit_steady.py`` is): only
 the option's env deals with ``reset_envs`` here, and stepping three envs in turn every step makes
 glibc's malloc hand memory back and fault it in again, hundreds of thousands of times a run
-(docs/results.md, "2026-12-02: the steady state as a user runs the env").
+(benchmarks/no_revisit_steady.py measures without that).
 """
 
 from __future__ import annotations

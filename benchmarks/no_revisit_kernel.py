@@ -1,5 +1,5 @@
 """The no-revisit kernel alone, on one thread, against the default kernel on the same positions and moves
-(docs/results.md, "2026-12-02: indices without wraparound tests").
+(docs/benchmarks.md).
 
     python benchmarks/no_revisit_kernel.py [WARM_UP] [REPLAYS]
 

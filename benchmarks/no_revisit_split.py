@@ -1,5 +1,5 @@
 """The batched no-revisit env against the default env on the same games, split into the compiled
-kernel, the Python around it and the resets (docs/results.md, "Issue #17 on another host").
+kernel, the Python around it and the resets (docs/benchmarks.md).
 
     python benchmarks/no_revisit_split.py [STEPS]
 

@@ -1,6 +1,6 @@
 """The batched env with ``no_revisit=True`` against the same env without it, N = 1,024, in the steady
 state and as a user runs them: each env plays its own games and deals its ended games itself
-(docs/results.md, "2026-12-02: the steady state as a user runs the env").
+(docs/benchmarks.md).
 
     python benchmarks/no_revisit_steady.py [--sb3] [--steps STEPS] [--block BLOCK]
 

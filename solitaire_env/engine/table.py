@@ -84,7 +84,7 @@ def prefetch(typingctx, table, row, col):
 def ix(x):
     """``x`` (never negative: every caller has checked) as an index numba uses with no wraparound test.
     A signed index gets one (a negative index counts from the end), and in the per-move loops of the
-    no-revisit mask those tests took about a quarter of its time (docs/results.md, 2026-12-02)."""
+    no-revisit mask those tests took about a quarter of its time."""
     return np.uint64(x)
 
 
