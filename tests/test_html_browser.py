@@ -9,24 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
-
-import pytest
 
 from solitaire_env.envs.render import render_rgb
 from solitaire_env.tools.recording import record_episode, replay_states
 from solitaire_env.tools.replay import write_html
-
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-def _browser() -> str | None:
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 def _fnv1a_rgb(pixels) -> int:
@@ -36,10 +23,7 @@ def _fnv1a_rgb(pixels) -> int:
     return h
 
 
-def test_next_button_changes_the_frame(tmp_path):
-    browser = _browser()
-    if browser is None:
-        pytest.skip("no headless browser installed (install the Debian package 'chromium' to run this test)")
+def test_next_button_changes_the_frame(tmp_path, browser):
     data = record_episode("Rainbow-v0", seed=4, max_steps=12)
     width = 360
     page = tmp_path / "replay.html"
