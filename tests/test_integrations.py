@@ -18,6 +18,7 @@ pytestmark = pytest.mark.integrations
 
 ENV_ID = "Rainbow-v0"
 STEPS = 300
+EXTRA = "needs the integrations extra: pip install -e '.[integrations]' (see .ci/setup-integrations)"
 
 
 # --- the wrapper itself (no library needed) ------------------------------------------------------
@@ -51,7 +52,7 @@ def test_adapter_spaces() -> None:
 
 @pytest.fixture(scope="module")
 def ppo_algo():
-    pytest.importorskip("ray.rllib.algorithms.ppo")
+    pytest.importorskip("ray.rllib.algorithms.ppo", reason=EXTRA)
     import ray
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -96,7 +97,7 @@ def test_rllib_ppo_trains_one_iteration(ppo_algo) -> None:
 # --- Tianshou 2 (DQN over a DummyVectorEnv) ------------------------------------------------------
 
 def test_tianshou_dqn_masked_rollout_and_training() -> None:
-    pytest.importorskip("tianshou")
+    pytest.importorskip("tianshou", reason=EXTRA)
     import torch
     from tianshou.algorithm.modelfree.dqn import DQN, DiscreteQLearningPolicy
     from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -145,7 +146,7 @@ def _illegal(td) -> int:
 
 
 def test_torchrl_masked_rollout_and_specs() -> None:
-    pytest.importorskip("torchrl")
+    pytest.importorskip("torchrl", reason=EXTRA)
     from torchrl.envs import check_env_specs
 
     env = _masked_torchrl_env()
@@ -155,7 +156,7 @@ def test_torchrl_masked_rollout_and_specs() -> None:
 
 
 def test_torchrl_ppo_loss_backward() -> None:
-    pytest.importorskip("torchrl")
+    pytest.importorskip("torchrl", reason=EXTRA)
     import torch
     from tensordict.nn import TensorDictModule
     from torchrl.modules import MaskedCategorical, ProbabilisticActor, ValueOperator
@@ -195,7 +196,7 @@ def test_torchrl_ppo_loss_backward() -> None:
 @pytest.mark.parametrize("obs_mode", ["codes", "dict"])
 def test_torchrl_gym_env_async_vector(obs_mode: str) -> None:
     """The issue's recipe: ``GymEnv("solitaire_env:Rainbow-v0", num_envs=4)``, an AsyncVectorEnv."""
-    pytest.importorskip("torchrl")
+    pytest.importorskip("torchrl", reason=EXTRA)
     from torchrl.envs import GymEnv, check_env_specs
 
     # Episodes of 10 steps, so the 30-step rollout crosses Gymnasium's autoresets.
@@ -210,16 +211,22 @@ def test_torchrl_gym_env_async_vector(obs_mode: str) -> None:
 
 @pytest.mark.parametrize("mode", ["SAME_STEP", "DISABLED"])
 def test_torchrl_native_vector_env(mode: str) -> None:
-    pytest.importorskip("torchrl")
+    """The batched env itself under ``GymWrapper`` (which takes SAME_STEP or DISABLED autoresets), masked:
+    its ``dict`` observation holds the int8 ``action_mask``, cast to the bool that ``ActionMask`` reads."""
+    pytest.importorskip("torchrl", reason=EXTRA)
+    import torch
     from gymnasium.vector import AutoresetMode
-    from torchrl.envs import GymWrapper, check_env_specs
+    from torchrl.envs import Compose, GymWrapper, TransformedEnv, check_env_specs
+    from torchrl.envs.transforms import ActionMask, DTypeCastTransform
 
     try:
-        venv = gym.make_vec(ENV_ID, num_envs=4, vectorization_mode="vector_entry_point",
+        venv = gym.make_vec(ENV_ID, num_envs=4, vectorization_mode="vector_entry_point", obs_mode="dict",
                             autoreset_mode=AutoresetMode[mode], max_episode_steps=10)
     except TypeError as err:  # a vector env without the autoreset_mode argument
         pytest.xfail(f"the native vector env has no autoreset_mode={mode} yet: {err}")
-    env = GymWrapper(venv)
+    env = TransformedEnv(GymWrapper(venv, categorical_action_encoding=True),
+                         Compose(DTypeCastTransform(torch.int8, torch.bool, in_keys=["action_mask"]), ActionMask()))
     check_env_specs(env, seed=0)
-    td = env.rollout(30, break_when_any_done=False)
+    td = env.rollout(30, break_when_any_done=False)  # 10-step episodes: it crosses resets
     assert td.batch_size == (4, 30) and td["next", "truncated"].any()
+    assert _illegal(td) == 0
