@@ -14,7 +14,7 @@ repetition; each module's docstring says what it measures and how):
    Python through :class:`solitaire_env.Game` for reference.
 2. ``single_env`` (:mod:`benchmarks.single_env`): one ``gym.make("RankAndFile-v0")`` env.
 3. ``vector_env`` (:mod:`benchmarks.vector_env`): the batched ``gym.make_vec`` env at several N, its
-   autoreset, and the compiled ``core.step_batch`` alone.
+   autoreset, and the compiled ``batched.step_batch`` alone.
 4. ``openspiel`` (:mod:`benchmarks.openspiel`): OpenSpiel's ``solitaire`` for comparison (optional).
 5. ``memory`` (:mod:`benchmarks.memory`): bytes per game in the batched env.
 6. ``first_use`` (:mod:`benchmarks.first_use`): import to first step in a fresh process, cold and warm

@@ -6,7 +6,7 @@
 A batched Rank and File env with ``no_revisit=True`` (N = 1,024) plays ``WARM_UP`` uniform legal picks
 (default 600, long enough for its steady mix of short and long stretches; ended games are dealt anew),
 then the next 10 steps' moves are recorded. Each replay copies the positions and history tables back
-and steps both compiled kernels (``history.step_batch_serial`` and ``core.step_batch_serial``) through
+and steps both compiled kernels (``history.step_batch_serial`` and ``batched.step_batch_serial``) through
 those 10 steps, timing only the kernel calls. The minimum over ``REPLAYS`` (default 40) replays of each
 cuts out most of the host's noise, which half-second slices of whole env steps do not. Prints
 microseconds an env-step of each, the history's extra, and the ratio (default time over the option's).
@@ -27,7 +27,8 @@ import numpy as np  # noqa: E402
 
 import solitaire_env  # noqa: F401, E402  (registers the ids)
 from benchmarks.kernels import pick_uniform  # noqa: E402
-from solitaire_env.engine import core, history  # noqa: E402
+from solitaire_env.engine import batched, history  # noqa: E402
+from solitaire_env.engine.table import Tables  # noqa: E402
 
 N, STEPS = 1024, 10
 
@@ -46,18 +47,20 @@ def main() -> None:
             env.reset_envs(np.flatnonzero(ended))
             info["action_mask"] = env.masks.copy()
     v, h = env.variant, env.history
-    start = [x.copy() for x in (env.states, env.masks, env.codes, h.small, h.keys, h.meta, h.filt, h.hashes)]
+    start = [x.copy() for x in (env.states, env.masks, env.codes, *h.tables)]
     out = [x.copy() for x in (env.gained, env.revealed, env.n_legal, env.found, env.revisit, env.n_rules)]
     gained, revealed, n_legal, found, revisit, n_rules = out
     clear = np.zeros(N, dtype=bool)
     no_seen, no_features = np.zeros((N, 0), dtype=np.int8), np.zeros((N, 0, 0), dtype=np.float32)
 
+    record = history.Recording(clear, revisit, n_rules, no_seen, no_features)
+
     def history_step(w, acts):
-        history.step_batch_serial(w[0], v.spec, v.actions, acts, w[1], w[2], gained, revealed, n_legal, found,
-                                  clear, w[3], w[4], w[5], w[6], w[7], revisit, n_rules, no_seen, True, no_features)
+        history.step_batch_serial(batched.Batch(*w[:3], gained, revealed, n_legal, found), v.spec, v.actions, acts,
+                                  Tables(*w[3:]), record, True)
 
     def core_step(w, acts):
-        core.step_batch_serial(w[0], v.spec, v.actions, acts, w[1], w[2], gained, revealed, n_legal, found)
+        batched.step_batch_serial(batched.Batch(*w[:3], gained, revealed, n_legal, found), v.spec, v.actions, acts)
 
     # The moves: uniform picks under the option's mask; a game with no move left gets -1 (no move).
     moves, w, alive = [], [x.copy() for x in start], np.ones(N, dtype=bool)

@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 
 import solitaire_env  # noqa: F401, E402  (registers the ids)
 from benchmarks.kernels import pick_uniform  # noqa: E402
-from solitaire_env.engine import core  # noqa: E402
+from solitaire_env.engine import batched  # noqa: E402
 
 N, WARM_UP = 1024, 300
 
@@ -36,14 +36,14 @@ N, WARM_UP = 1024, 300
 def main() -> None:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 1200
     in_kernel = [0.0]
-    chunks = core._in_chunks
+    chunks = batched.in_chunks
 
-    def timed_chunks(*args):  # every batched kernel goes through core._in_chunks at N = 1,024
+    def timed_chunks(*args):  # every batched kernel goes through batched.in_chunks at N = 1,024
         t0 = time.perf_counter()
         chunks(*args)
         in_kernel[0] += time.perf_counter() - t0
 
-    core._in_chunks = timed_chunks
+    batched.in_chunks = timed_chunks
     try:
         envs = {"no_revisit": gym.make_vec("RankAndFile-v0", num_envs=N, no_revisit=True),
                 "default": gym.make_vec("RankAndFile-v0", num_envs=N)}
@@ -74,7 +74,7 @@ def main() -> None:
         if not np.array_equal(envs["no_revisit"].states, envs["default"].states):
             raise RuntimeError("the two envs reached different positions")
     finally:
-        core._in_chunks = chunks
+        batched.in_chunks = chunks
     for name, (step_s, kernel_s, reset_s) in spent.items():
         print(f"{name}: step {step_s / steps * 1e3:.3f} ms (kernel {kernel_s / steps * 1e3:.3f}, "
               f"Python {(step_s - kernel_s) / steps * 1e3:.3f}), resets {reset_s / steps * 1e3:.3f} ms")

@@ -115,10 +115,10 @@ def table(results: dict) -> str:
         add(f"  N={k:>5}: action pick", med(r["action_select_ns_per_env_step"]), "ns/env-step")
         add(f"  N={k:>5}: autoreset, per sub-env", med(r["autoreset_us_per_sub_env"]),
             f"us (the step resetting all N: {r['autoreset_step_s'] * 1e3:,.1f} ms)")
-        add(f"  N={k:>5}: core.step_batch alone", med(r["kernel_only_env_steps_per_s"]), "env-steps/s")
+        add(f"  N={k:>5}: batched.step_batch alone", med(r["kernel_only_env_steps_per_s"]), "env-steps/s")
         for name in ("serial", "parallel"):
             if f"kernel_{name}_env_steps_per_s" in r:
-                add(f"  N={k:>5}: core.step_batch_{name} alone", med(r[f"kernel_{name}_env_steps_per_s"]),
+                add(f"  N={k:>5}: batched.step_batch_{name} alone", med(r[f"kernel_{name}_env_steps_per_s"]),
                     "env-steps/s")
     sp = results["openspiel"]
     if sp.get("available"):

@@ -3,8 +3,8 @@
 Actions: uniform among the legal ones for all N envs in one compiled call (the mask is all the pick
 reads; a policy's cost is the caller's). Reported with and without that selection; the cost of an
 autoreset (one ``deal()`` per sub-env, measured with ``max_episode_steps=1``); and the compiled kernel
-``core.step_batch`` alone (in the full run also its serial and threaded kernels, where the core has
-both: the data for ``core.PARALLEL_MIN_BATCH``).
+``batched.step_batch`` alone (in the full run also its serial and threaded kernels, where the engine has
+both: the data for ``batched.PARALLEL_MIN_BATCH``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def bench_vector_env(ns: tuple[int, ...], reps: int, duration: float, split_kern
 
     import solitaire_env  # noqa: F401
     from benchmarks.kernels import pick_uniform
-    from solitaire_env.engine import core
+    from solitaire_env.engine import batched
 
     out: dict[str, Any] = {
         "action_selection": "numba: per row, a uniform pick among the legal actions (xorshift64)",
@@ -66,32 +66,27 @@ def bench_vector_env(ns: tuple[int, ...], reps: int, duration: float, split_kern
             step_rates.append(steps * n / step_time)
             select_ns.append(select_time / (steps * n) * 1e9)
 
-        # The compiled kernel alone on copies of the env's arrays (no Python around it): core.step_batch
-        # as the env calls it and, where the core has both, its serial and threaded kernels (the data
-        # for core.PARALLEL_MIN_BATCH). Repetitions alternate between the kernels.
+        # The compiled kernel alone on copies of the env's arrays (no Python around it): batched.step_batch
+        # as the env calls it and its serial and threaded kernels (the data for batched.PARALLEL_MIN_BATCH).
+        # Repetitions alternate between the kernels.
         v = u.variant
-        kernels = {"step_batch": core.step_batch}
-        if split_kernels and hasattr(core, "step_batch_serial") and hasattr(core, "step_batch_parallel"):
-            kernels.update(serial=core.step_batch_serial, parallel=core.step_batch_parallel)
-        arrays = {
-            name: (u.states.copy(), u.masks.copy(), u.codes.copy(), *(np.zeros(n, dtype=np.int64) for _ in range(4)))
-            for name in kernels
-        }
+        kernels = {"step_batch": batched.step_batch}
+        if split_kernels:
+            kernels.update(serial=batched.step_batch_serial, parallel=batched.step_batch_parallel)
+        arrays = {name: batched.new_batch(u.states.copy(), u.masks.copy(), u.codes.copy()) for name in kernels}
         kernel_rates: dict[str, list[float]] = {name: [] for name in kernels}
         for name, kernel in kernels.items():  # warm up (compile or load)
-            states, masks, codes, gained, revealed, n_legal, found = arrays[name]
-            kernel(states, v.spec, v.actions, np.full(n, -1, dtype=np.int64), masks, codes, gained, revealed,
-                   n_legal, found)
+            kernel(arrays[name], v.spec, v.actions, np.full(n, -1, dtype=np.int64))
         for _ in range(reps):
             for name, kernel in kernels.items():
-                states, masks, codes, gained, revealed, n_legal, found = arrays[name]
+                b = arrays[name]
                 steps, kt = 0, 0.0
                 t = time.perf_counter()
                 while steps < 3 or time.perf_counter() - t < duration / (1 + len(kernels)):
-                    acts = pick(masks).astype(np.int64)
-                    acts[n_legal == 0] = -1
+                    acts = pick(b.masks).astype(np.int64)
+                    acts[b.n_legal == 0] = -1
                     t0 = time.perf_counter()
-                    kernel(states, v.spec, v.actions, acts, masks, codes, gained, revealed, n_legal, found)
+                    kernel(b, v.spec, v.actions, acts)
                     kt += time.perf_counter() - t0
                     steps += 1
                 kernel_rates[name].append(steps * n / kt)
@@ -133,6 +128,6 @@ def bench_vector_env(ns: tuple[int, ...], reps: int, duration: float, split_kern
     except ValueError:  # not reported when the threaded kernel came from numba's cache
         out["numba_threading_layer"] = None
     out["numba_threading_layer_config"] = str(numba.config.THREADING_LAYER)
-    out["parallel_min_batch"] = getattr(core, "PARALLEL_MIN_BATCH", None)
+    out["parallel_min_batch"] = batched.PARALLEL_MIN_BATCH
     return out
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from solitaire_env import VARIANTS, Game
-from solitaire_env.engine import core
+from solitaire_env.engine import batched, core
 from solitaire_env.engine.state import deal, from_json, to_json
 from solitaire_env.engine.variant import O_DOWN, O_LEN
 
@@ -159,18 +159,17 @@ def _batch(v, n, seed0=0):
     states = np.stack([deal(v, seed0 + i) for i in range(n)])
     masks = np.zeros((n, v.n_actions), dtype=np.int8)
     obs = np.zeros((n, v.obs_size), dtype=np.int16)
-    counts = [np.zeros(n, dtype=np.int64) for _ in range(4)]
-    core.observe_batch_serial(states, v.spec, v.actions, masks, obs, counts[3], counts[2])
-    return states, masks, obs, counts
+    b = batched.new_batch(states, masks, obs)
+    batched.step_batch_serial(b, v.spec, v.actions, np.full(n, -1, dtype=np.int64))  # no move: observed
+    return b
 
 
-def _play_batch(step, v, batch, moves):
+def _play_batch(step, v, b, moves):
     """``moves`` steps of every game, each taking its last legal action, through ``step``."""
-    states, masks, obs, (gained, revealed, n_legal, found) = batch
     for _ in range(moves):
-        acts = np.where(n_legal > 0, v.n_actions - 1 - np.argmax(masks[:, ::-1], axis=1), -1).astype(np.int64)
-        step(states, v.spec, v.actions, acts, masks, obs, gained, revealed, n_legal, found)
-    return states, masks, obs, found
+        acts = np.where(b.n_legal > 0, v.n_actions - 1 - np.argmax(b.masks[:, ::-1], axis=1), -1).astype(np.int64)
+        step(b, v.spec, v.actions, acts)
+    return b.states, b.masks, b.codes, b.found
 
 
 def test_two_threads_stepping_large_batches_at_once_match_serial_play(monkeypatch):
@@ -178,8 +177,8 @@ def test_two_threads_stepping_large_batches_at_once_match_serial_play(monkeypatc
     from concurrent.futures import ThreadPoolExecutor
 
     v = VARIANTS["rank_and_file"]
-    n = core.PARALLEL_MIN_BATCH + 44
-    expected = _play_batch(core.step_batch_serial, v, _batch(v, n), moves=30)
+    n = batched.PARALLEL_MIN_BATCH + 44
+    expected = _play_batch(batched.step_batch_serial, v, _batch(v, n), moves=30)
 
     built = []
 
@@ -189,16 +188,16 @@ def test_two_threads_stepping_large_batches_at_once_match_serial_play(monkeypatc
             threading.Event().wait(0.05)  # widen the window in which a second thread could build a pool too
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(core, "_pool", None)  # the first large batch of the process builds the pool
-    monkeypatch.setattr(core, "ThreadPoolExecutor", CountingPool)
-    monkeypatch.setattr(core, "usable_cpus", lambda: 3)  # threads even on a one-CPU machine
+    monkeypatch.setattr(batched, "_pool", None)  # the first large batch of the process builds the pool
+    monkeypatch.setattr(batched, "ThreadPoolExecutor", CountingPool)
+    monkeypatch.setattr(batched, "usable_cpus", lambda: 3)  # threads even on a one-CPU machine
     start = threading.Barrier(2)
     results = [None, None]
 
     def run(i):
         batch = _batch(v, n)
         start.wait()
-        results[i] = _play_batch(core.step_batch, v, batch, moves=30)
+        results[i] = _play_batch(batched.step_batch, v, batch, moves=30)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
     try:
@@ -219,8 +218,8 @@ def test_usable_cpus_is_the_affinity_set_where_there_is_one():
     import os
 
     if hasattr(os, "sched_getaffinity"):
-        assert core.usable_cpus() == len(os.sched_getaffinity(0))
-    assert 1 <= core.usable_cpus() <= (os.cpu_count() or 1)
+        assert batched.usable_cpus() == len(os.sched_getaffinity(0))
+    assert 1 <= batched.usable_cpus() <= (os.cpu_count() or 1)
 
 
 def test_builds_table_is_builds_on_and_run_length_walks_it():

@@ -12,9 +12,12 @@ import pytest
 
 import solitaire_env  # noqa: F401  (registers the envs)
 from solitaire_env import Game
-from solitaire_env.engine import history
+from solitaire_env.engine import history, table
 from solitaire_env.engine.cards import RANKS, SUITS
 from solitaire_env.engine.games import RANK_AND_FILE
+from solitaire_env.engine.hashing import mix
+from solitaire_env.engine.keys import position_key, tableau_key
+from solitaire_env.engine.keys import progress as progress_of
 from solitaire_env.engine.state import from_json
 
 ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
@@ -22,7 +25,7 @@ ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
 
 def key_of(game: Game) -> int:
     """The position key of what a player sees of ``game``."""
-    return int(history.position_key(game.observation(), game.variant.spec))
+    return int(position_key(game.observation(), game.variant.spec))
 
 
 def rank_and_file(heights: dict[str, tuple[int, int]], tableau: list[list[str]]) -> dict:
@@ -120,14 +123,14 @@ def test_child_keys_are_the_keys_of_the_moves_played(game):
             if not mask.any():
                 break
             history.child_keys(g.state, g.observation(), v.spec, v.actions, mask, out)
-            progress = history._progress(g.state, v.spec)
+            progress = progress_of(g.state, v.spec)
             for a in np.flatnonzero(mask):
                 child = g.copy()
                 child.play(int(a))
-                changed = history._progress(child.state, v.spec) != progress
+                changed = progress_of(child.state, v.spec) != progress
                 assert (out[a] == 0) == changed
                 if not changed:
-                    assert out[a] == history.tableau_key(child.observation(), v.spec)
+                    assert out[a] == tableau_key(child.observation(), v.spec)
                     checked += 1
             g.play(int(rng.choice(np.flatnonzero(mask))))
     assert checked > (20 if game == "rainbow" else 1000)
@@ -301,28 +304,29 @@ def test_check_env_passes_with_the_options():
 def test_a_full_stretch_keeps_what_it_has_and_records_no_more():
     """A table of 16 slots (a small one of 4): it grows from 4 to 16 slots keeping every key, holds at
     most 12 (three quarters), and a new stretch empties it."""
-    small, keys = np.zeros((2, 4), dtype=np.uint64), np.zeros((2, 16), dtype=np.uint64)
-    meta, filt = np.zeros((2, history.META), dtype=np.int64), np.zeros((2, history.FILTER_WORDS), dtype=np.uint64)
-    meta[:, history.M_SPREAD] = [0, 1]
+    meta = np.zeros((2, table.META), dtype=np.int64)
+    meta[:, table.M_SPREAD] = [0, 1]
+    t = table.Tables(np.zeros((2, 4), dtype=np.uint64), np.zeros((2, 16), dtype=np.uint64), meta,
+                     np.zeros((2, table.FILTER_WORDS), dtype=np.uint64), np.zeros((2, 2), dtype=np.uint64))
     spare = np.zeros(8, dtype=np.uint64)
-    new = [int(history._mix(np.uint64(k))) for k in range(1, 21)]
+    new = [int(mix(np.uint64(k))) for k in range(1, 21)]
     for i in range(2):
-        history._clear(small, keys, meta, filt, i)
+        table.clear(t, i)
         for n, key in enumerate(new):
-            assert not history._has(small, keys, meta, filt, i, np.uint64(key))
-            history._insert(small, keys, meta, filt, i, np.uint64(key), spare)
+            assert not table.has(t, i, np.uint64(key))
+            table.insert(t, i, np.uint64(key), spare)
             kept = min(n + 1, 12)
-            assert meta[i, history.M_COUNT] == kept and meta[i, history.M_FULL] == (n + 1 > 12)
-            assert all(history._has(small, keys, meta, filt, i, np.uint64(k)) for k in new[:kept])
-        assert not any(history._has(small, keys, meta, filt, i, np.uint64(k)) for k in new[12:])
-        history._clear(small, keys, meta, filt, i)
-        assert not any(history._has(small, keys, meta, filt, i, np.uint64(k)) for k in new)
-    assert meta[0, history.M_GEN] == meta[1, history.M_GEN] == 2
+            assert meta[i, table.M_COUNT] == kept and meta[i, table.M_FULL] == (n + 1 > 12)
+            assert all(table.has(t, i, np.uint64(k)) for k in new[:kept])
+        assert not any(table.has(t, i, np.uint64(k)) for k in new[12:])
+        table.clear(t, i)
+        assert not any(table.has(t, i, np.uint64(k)) for k in new)
+    assert meta[0, table.M_GEN] == meta[1, table.M_GEN] == 2
 
 
 def test_history_memory_is_bounded():
     h = history.History(RANK_AND_FILE, 1024)
-    assert h.nbytes == 1024 * (8 * (history.SLOTS + history.FIRST_SIZE) + 8 * (history.META + history.FILTER_WORDS)
+    assert h.nbytes == 1024 * (8 * (table.SLOTS + table.FIRST_SIZE) + 8 * (table.META + table.FILTER_WORDS)
                                + 16 * RANK_AND_FILE.piles)
     assert h.nbytes / 1024 < 34 * 1024
 
@@ -415,9 +419,9 @@ def test_reset_envs_set_state_and_reset_mask_start_a_new_history():
     np.testing.assert_array_equal(u.masks[1], expected["action_mask"])
     np.testing.assert_array_equal(obs[1], single.unwrapped._codes)
 
-    kept = u.history.meta[0].copy()
+    kept = u.history.tables.meta[0].copy()
     env.reset(options={"reset_mask": np.array([False, False, True])})
-    np.testing.assert_array_equal(u.history.meta[0], kept)  # sub-env 0 keeps its episode's history
+    np.testing.assert_array_equal(u.history.tables.meta[0], kept)  # sub-env 0 keeps its episode's history
     _, expected = single.reset(seed=int(u.deal_seeds[2]))
     np.testing.assert_array_equal(u.masks[2], expected["action_mask"])
 

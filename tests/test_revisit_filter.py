@@ -9,7 +9,9 @@ import pytest
 from numba import njit
 
 from solitaire_env import Game
-from solitaire_env.engine import core, history
+from solitaire_env.engine import batched, core, history, keys, table
+from solitaire_env.engine.hashing import mix, nonzero
+from solitaire_env.engine.variant import HIDDEN, OB_TAB
 
 
 def keyed_every_move(h: history.History, game: Game, mask: np.ndarray) -> set[int]:
@@ -18,7 +20,7 @@ def keyed_every_move(h: history.History, game: Game, mask: np.ndarray) -> set[in
     out = np.zeros(v.n_actions, dtype=np.uint64)
     history.child_keys(game.state, game.observation(), v.spec, v.actions, mask, out)
     return {int(a) for a in np.flatnonzero(mask)
-            if out[a] != 0 and history._has(h.small, h.keys, h.meta, h.filt, 0, np.uint64(out[a]))}
+            if out[a] != 0 and table.has(h.tables, 0, np.uint64(out[a]))}
 
 
 @pytest.mark.parametrize("game_name", ["rank_and_file", "number_ten"])
@@ -69,20 +71,20 @@ def test_the_batched_step_keeps_the_tables_of_recording_each_position_afresh(env
     rng = np.random.default_rng(5)
     _, info = env.reset(seed=21)
     clear = np.ones(n, dtype=bool)
-    cap, tab = v.pile_capacity, int(v.spec[history.OB_TAB])
+    cap, tab = v.pile_capacity, int(v.spec[OB_TAB])
     rules, seen = np.zeros(v.n_actions, dtype=np.int8), np.zeros(v.n_actions, dtype=np.int8)
     moved_back = 0
     for step in range(1500):
-        h = env.history
+        h = env.history.tables
         for i in range(n):
             codes = env.codes[i]
             # Each pile's hashes from scratch, as the key's definition has them.
             for p in range(v.piles):
                 pile = codes[tab + p * cap : tab + (p + 1) * cap].astype(np.uint64)
-                salt = history.PILE_SALT[p] if pile[0] == history.HIDDEN else np.uint64(0)
-                linear = np.append(pile * history.DEPTH[:cap], salt).sum(dtype=np.uint64)  # (wraps silently)
-                assert h.hashes[i, p] == linear and h.hashes[i, v.piles + p] == history._mix(linear)
-            assert history._nonzero(h.hashes[i, v.piles :].sum(dtype=np.uint64)) == history.tableau_key(codes, v.spec)
+                salt = keys.PILE_SALT[p] if pile[0] == HIDDEN else np.uint64(0)
+                linear = np.append(pile * keys.DEPTH[:cap], salt).sum(dtype=np.uint64)  # (wraps silently)
+                assert h.hashes[i, p] == linear and h.hashes[i, v.piles + p] == mix(linear)
+            assert nonzero(h.hashes[i, v.piles :].sum(dtype=np.uint64)) == keys.tableau_key(codes, v.spec)
             n_rules = core.legal_mask(env.states[i], v.spec, v.actions, rules)
             mask = rules.copy()
             revisit, left = fresh.record(i, env.states[i], codes, mask, n_rules, bool(clear[i]), no_revisit, seen)
@@ -94,7 +96,7 @@ def test_the_batched_step_keeps_the_tables_of_recording_each_position_afresh(env
             else:
                 moved_back += int((rules != mask).sum())
         for name in ("small", "keys", "filt", "meta"):
-            np.testing.assert_array_equal(getattr(fresh, name), getattr(h, name), err_msg=name)
+            np.testing.assert_array_equal(getattr(fresh.tables, name), getattr(h, name), err_msg=name)
         acts = np.array([int(rng.choice(np.flatnonzero(row))) if row.any() and rng.random() < 0.95
                          else int(rng.integers(v.n_actions)) for row in info["action_mask"]])
         _, _, _, _, info = env.step(acts)
@@ -113,12 +115,12 @@ def test_the_batched_step_keeps_the_tables_of_recording_each_position_afresh(env
 @njit
 def _through_borrowed(x, n):
     work = np.empty(n, dtype=np.int64)
-    w, y = core.borrowed(work), core.borrowed(x)
+    w, y = batched.borrowed(work), batched.borrowed(x)
     for k in range(n):
         w[k] = 3 * k
     for k in range(n):
         y[k] = w[k] + 1
-    core.keep_alive(work)
+    batched.keep_alive(work)
 
 
 def test_borrowed_arrays_are_the_arrays_themselves():

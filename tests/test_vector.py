@@ -181,13 +181,13 @@ def test_reset_envs_deals_only_the_given_sub_envs(env_id, no_revisit):
         _, _, _, _, info = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]]))
     names = ("states", "masks", "codes", "found", "n_legal", "steps", "revisit", "n_rules")
     before = {name: getattr(u, name).copy() for name in names}
-    meta = u.history.meta.copy() if no_revisit else None
+    meta = u.history.tables.meta.copy() if no_revisit else None
     obs = u.reset_envs(np.array([1, 3]))
     snapshot = obs.copy()
     for name, old in before.items():
         np.testing.assert_array_equal(getattr(u, name)[[0, 2]], old[[0, 2]], err_msg=name)
     if no_revisit:
-        np.testing.assert_array_equal(u.history.meta[[0, 2]], meta[[0, 2]])
+        np.testing.assert_array_equal(u.history.tables.meta[[0, 2]], meta[[0, 2]])
     single = gym.make(env_id, no_revisit=no_revisit)
     for i in (1, 3):
         assert u.steps[i] == 0 and not u.prev_done[i]
@@ -202,28 +202,25 @@ def test_reset_envs_deals_only_the_given_sub_envs(env_id, no_revisit):
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_threaded_kernels_equal_the_serial_ones(env_id):
-    from solitaire_env.engine import core
+    from solitaire_env.engine import batched
     from solitaire_env.engine.state import deal
 
     v = gym.make_vec(env_id, num_envs=1).unwrapped.variant
-    n = core.PARALLEL_MIN_BATCH + 45  # threads, chunks of unequal size where there are more than 2 cores
+    n = batched.PARALLEL_MIN_BATCH + 45  # threads, chunks of unequal size where there are more than 2 cores
     runs = {}
-    for name, step, observe in [("serial", core.step_batch_serial, core.observe_batch_serial),
-                                ("threaded", core.step_batch, core.observe_batch)]:
+    for name, step in [("serial", batched.step_batch_serial), ("threaded", batched.step_batch)]:
         rng = np.random.default_rng(0)
-        states = np.stack([deal(v, i) for i in range(n)])
-        masks = np.zeros((n, v.n_actions), dtype=np.int8)
-        codes = np.zeros((n, v.obs_size), dtype=np.int16)
-        out = [np.zeros(n, dtype=np.int64) for _ in range(4)]
-        observe(states, v.spec, v.actions, masks, codes, out[3], out[2])
-        history = []
+        b = batched.new_batch(np.stack([deal(v, i) for i in range(n)]), np.zeros((n, v.n_actions), dtype=np.int8),
+                              np.zeros((n, v.obs_size), dtype=np.int16))
+        step(b, v.spec, v.actions, np.full(n, -1, dtype=np.int64))  # no move: masks and observations
+        history = [tuple(x.copy() for x in b)]
         for _ in range(60):
-            acts = (rng.random(masks.shape) * masks).argmax(axis=1)  # a legal move, mostly
+            acts = (rng.random(b.masks.shape) * b.masks).argmax(axis=1)  # a legal move, mostly
             wild = rng.random(n) < 0.05
             acts[wild] = rng.integers(v.n_actions, size=wild.sum())  # any move, legal or not
-            acts[masks.sum(axis=1) == 0] = -1  # none where no move is left
-            step(states, v.spec, v.actions, acts, masks, codes, *out)
-            history.append((states.copy(), masks.copy(), codes.copy(), *(x.copy() for x in out)))
+            acts[b.masks.sum(axis=1) == 0] = -1  # none where no move is left
+            step(b, v.spec, v.actions, acts)
+            history.append(tuple(x.copy() for x in b))
         runs[name] = history
     for a, b in zip(runs["serial"], runs["threaded"], strict=True):
         for x, y in zip(a, b, strict=True):

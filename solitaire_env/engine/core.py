@@ -6,20 +6,14 @@ action table. Cards are ``suit * 13 + rank`` (see :mod:`solitaire_env.engine.car
 to top with a length, and face-down cards are always the bottom ``down`` cards of a pile, so one count
 per pile records them.
 
-The batched functions at the end loop over many games in one call; the single env, the vector env,
-the agents and the solver all go through the same functions.
+The single env, the vector env (through :mod:`solitaire_env.engine.batched`, which loops over many
+games in one call), the agents and the solver all go through the same functions.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
@@ -72,31 +66,6 @@ from solitaire_env.engine.variant import (
 )
 
 _jit = njit(cache=True, nogil=True)
-
-
-@intrinsic
-def borrowed(typingctx, array):
-    """``array`` without its reference count (numba's NRT meminfo): the views of it, and the copies of it
-    that inlined helpers take as arguments, then skip the atomic increment and decrement numba makes
-    for each (in the batched step with the position history they were a seventh of the time, profiled).
-    Only for arrays something else keeps alive for the whole call (a kernel's arguments, or work arrays
-    passed to :func:`keep_alive` after their last use), and never returned."""
-    def codegen(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, value=args[0])
-        ary.meminfo = cgutils.get_null_value(ary.meminfo.type)
-        ary.parent = cgutils.get_null_value(ary.parent.type)
-        return ary._getvalue()
-    return array(array), codegen
-
-
-@intrinsic
-def keep_alive(typingctx, value):
-    """Nothing, but a use of ``value``: numba frees an array after its variable's last use, so a kernel
-    that borrows (:func:`borrowed`) work arrays it made calls this on them after the last use of the
-    borrowed ones."""
-    def codegen(context, builder, sig, args):
-        return context.get_dummy_value()
-    return types.none(value), codegen
 
 
 # --- card helpers --------------------------------------------------------------------------------
@@ -597,113 +566,6 @@ def observe(s, sp, obs) -> None:
         obs[sp[OB_BASE]] = base_rank
 
 
-# --- many games at once --------------------------------------------------------------------------
-
-
-@_jit
-def _step_one_work(s, sp, actions, a, mask, obs, work):
-    """One env step (no move when ``a < 0``), ``work``: :func:`_scratch` for :func:`_legal_mask`. Returns
-    (foundation cards gained, cards revealed, legal moves after, foundation cards after)."""
-    found0 = foundation_cards(s, sp)
-    hidden0 = hidden_cards(s, sp)
-    if a >= 0:
-        apply_action(s, sp, actions, a)
-    n_legal = _legal_mask(s, sp, mask, work)
-    observe(s, sp, obs)
-    found = foundation_cards(s, sp)
-    return found - found0, hidden0 - hidden_cards(s, sp), n_legal, found
-
-
-# An ``acts`` entry for a game the batched step leaves alone, its rows of every array unwritten (a
-# batched env's ``reset_envs`` steps only the games it dealt anew, with -1: no move).
-SKIP = -2
-
-
-def _step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
-    """Advance game ``i`` by action ``acts[i]`` (none if negative; illegal ones change nothing; ``SKIP``
-    or below: not even observed)."""
-    work = _scratch(sp)
-    for i in range(states.shape[0]):
-        if acts[i] <= SKIP:
-            continue
-        gained[i], revealed[i], n_legal[i], found[i] = _step_one_work(states[i], sp, actions, acts[i], masks[i],
-                                                                      obs[i], work)
-
-
-def _observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
-    """Masks, observations and foundation counts of every game, e.g. after resets."""
-    for i in range(states.shape[0]):
-        n_legal[i] = legal_mask(states[i], sp, actions, masks[i])
-        observe(states[i], sp, obs[i])
-        found[i] = foundation_cards(states[i], sp)
-
-
-# Large batches run in threads, one contiguous chunk each (the kernels release the GIL). numba's own
-# prange was no faster: taking a row view in the loop makes every thread bump the same reference
-# count. Small batches (and training, where torch holds the cores) run in the calling thread.
-PARALLEL_MIN_BATCH = 256
-step_batch_serial = _jit(_step_batch)
-observe_batch_serial = _jit(_observe_batch)
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on: its affinity set where the OS has one (a container or
-    ``taskset`` may allow fewer than the machine has), else the machine's count."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _thread_pool(workers: int) -> ThreadPoolExecutor:
-    """The shared pool, built once: two threads stepping their first large batches at once would each
-    build one (and leak the other's threads) without the lock."""
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=workers - 1, thread_name_prefix="solitaire-env")
-    return _pool
-
-
-def _in_chunks(kernel, batched: tuple, shared: tuple, arg_order) -> None:
-    """One contiguous chunk per usable CPU: the pool's threads take all but the first, which the calling
-    thread runs meanwhile (a hand-off less, and the caller works instead of waiting)."""
-    workers = usable_cpus()
-    n = len(batched[0])
-    bounds = [n * k // workers for k in range(workers + 1)]
-    chunks = [arg_order([x[a:b] for x in batched], shared) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    jobs = [_thread_pool(workers).submit(kernel, *args) for args in chunks[1:]]
-    try:
-        kernel(*chunks[0])
-    finally:
-        for job in jobs:
-            job.result()
-
-
-def step_batch_parallel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
-    _in_chunks(step_batch_serial, (states, acts, masks, obs, gained, revealed, n_legal, found), (sp, actions),
-               lambda b, s: (b[0], s[0], s[1], *b[1:]))
-
-
-def observe_batch_parallel(states, sp, actions, masks, obs, found, n_legal) -> None:
-    _in_chunks(observe_batch_serial, (states, masks, obs, found, n_legal), (sp, actions),
-               lambda b, s: (b[0], s[0], s[1], *b[1:]))
-
-
-def step_batch(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found) -> None:
-    """:func:`_step_batch` over all games, in threads for large batches."""
-    kernel = step_batch_parallel if len(states) >= PARALLEL_MIN_BATCH else step_batch_serial
-    kernel(states, sp, actions, acts, masks, obs, gained, revealed, n_legal, found)
-
-
-def observe_batch(states, sp, actions, masks, obs, found, n_legal) -> None:
-    kernel = observe_batch_parallel if len(states) >= PARALLEL_MIN_BATCH else observe_batch_serial
-    kernel(states, sp, actions, masks, obs, found, n_legal)
-
-
 # The compiled functions hold variant.py's constants: a cache built from other sources is dropped here.
 drop_stale_cache(__name__)
 
@@ -716,8 +578,6 @@ __all__ = [
     "legal_mask",
     "legal_mask_reference",
     "observe",
-    "observe_batch",
     "resolve",
     "run_length",
-    "step_batch",
 ]

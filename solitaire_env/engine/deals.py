@@ -89,6 +89,34 @@ def deal_set(spec: Any) -> DealSet | None:
                      f"got {type(spec).__name__} {spec!r}")
 
 
+class DealSchedule:
+    """The deals one env plays, reset after reset: the single env's (``first=0, stride=1``), or sub-env
+    ``first`` of a batched env of ``stride`` sub-envs, which together play each deal of an ordered set
+    once (positions ``first, first + stride, ...``). ``deals``: the env's set, or ``None``."""
+
+    def __init__(self, deals: DealSet | None, first: int = 0, stride: int = 1) -> None:
+        self.deals, self.first, self.stride = deals, first, stride
+        self.position: int | None = None  # in an ordered set: the position of the deal played last
+
+    def next(self, seed: int | None, rng: np.random.Generator) -> int:
+        """The deal number of a reset given ``seed`` (or ``None``), drawing from ``rng`` where a deal is random.
+
+        No set: deal ``seed``, or one drawn from all ``DEAL_LIMIT``. A sampled set: one drawn from it.
+        An ordered set: the deal at position ``seed``, else the next position of this env's.
+        """
+        deals = self.deals
+        if deals is None:
+            # Deal number `seed` when a seed is given, so env deals match Game(variant, seed) everywhere.
+            return int(seed) if seed is not None else int(rng.integers(DEAL_LIMIT))
+        if deals.sampled:
+            return deals.draw(rng)
+        if seed is not None:
+            self.position = int(seed)
+        else:
+            self.position = self.first if self.position is None else self.position + self.stride
+        return deals.at(self.position)
+
+
 def split_of(first: int, last: int) -> str | None:
     """The split holding every deal of ``first .. last``, or ``None`` if they are not in one split."""
     first, last = int(first), int(last)  # `in range` is a linear scan for anything but a Python int
@@ -105,4 +133,5 @@ def describe(first: int, last: int) -> str:
     return f"{split} deals {span}" if split else f"deals {span} (in no single split)"
 
 
-__all__ = ["DEAL_LIMIT", "SPLITS", "TEST", "TRAIN", "VALIDATION", "DealSet", "deal_set", "describe", "split_of"]
+__all__ = ["DEAL_LIMIT", "SPLITS", "TEST", "TRAIN", "VALIDATION", "DealSchedule", "DealSet", "deal_set", "describe",
+           "split_of"]

@@ -58,7 +58,8 @@ import sys
 import numpy as np
 from numba import njit
 
-from solitaire_env.engine import core
+from solitaire_env.engine import batched, core
+from solitaire_env.engine.batched import PARALLEL_MIN_BATCH, borrowed, keep_alive
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
     A_FIRST,
@@ -370,7 +371,7 @@ def _features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles
     """:func:`observe_piles` and :func:`action_features` of every game (arrays not wanted may have no
     columns; ``seen`` has none when the env keeps no history)."""
     work = (np.empty(sp[SP_STATE_SIZE], dtype=np.int8), np.empty(sp[SP_N_ACTIONS], dtype=np.int64), core._scratch(sp))
-    b = core.borrowed  # no reference counting for the rows' views in the loop (core.borrowed)
+    b = borrowed  # no reference counting for the rows' views in the loop (batched.borrowed)
     states, sp, actions, codes, masks, seen, empty = b(states), b(sp), b(actions), b(codes), b(masks), b(seen), b(empty)
     cards, piles, found, summary, act_out = b(cards), b(piles), b(found), b(summary), b(act_out)
     scratch, candidates, facts = b(work[0]), b(work[1]), b(work[2])
@@ -380,7 +381,7 @@ def _features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles
         if want_actions:
             _action_features(states[i], sp, actions, codes[i], masks[i], seen[i], act_out[i], scratch, candidates,
                              facts)
-    core.keep_alive(work)
+    keep_alive(work)
 
 
 # Inlined into the batch loop, so that borrowed arrays stay borrowed in them.
@@ -391,14 +392,15 @@ features_batch_serial = _jit(_features_batch)
 
 def features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles, found, summary, act_out, want_piles,
                    want_actions) -> None:
-    """:func:`_features_batch`, in threads for large batches (as :func:`solitaire_env.engine.core.step_batch`)."""
-    if len(states) < core.PARALLEL_MIN_BATCH:
+    """:func:`_features_batch`, in threads for large batches (as :func:`solitaire_env.engine.batched.step_batch`)."""
+    if len(states) < PARALLEL_MIN_BATCH:
         features_batch_serial(states, sp, actions, codes, masks, seen, empty, cards, piles, found, summary, act_out,
                               want_piles, want_actions)
         return
-    core._in_chunks(features_batch_serial, (states, codes, masks, seen, cards, piles, found, summary, act_out),
-                    (sp, actions, empty, want_piles, want_actions),
-                    lambda b, s: (b[0], s[0], s[1], b[1], b[2], b[3], s[2], *b[4:], s[3], s[4]))
+    batched.in_chunks(features_batch_serial, len(states),
+                      lambda lo, hi: (states[lo:hi], sp, actions, codes[lo:hi], masks[lo:hi], seen[lo:hi], empty,
+                                      cards[lo:hi], piles[lo:hi], found[lo:hi], summary[lo:hi], act_out[lo:hi],
+                                      want_piles, want_actions))
 
 
 def action_highs(v: Variant) -> np.ndarray:

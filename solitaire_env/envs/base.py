@@ -12,8 +12,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from solitaire_env.engine import core, features
-from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
+from solitaire_env.engine import batched, core, features
+from solitaire_env.engine.deals import DealSchedule, DealSet, deal_set
 from solitaire_env.engine.game import Game
 from solitaire_env.engine.history import History
 from solitaire_env.engine.moves import Move
@@ -166,12 +166,12 @@ class SolitaireEnv(gym.Env):
                         reveal_bonus=reveal_bonus, ansi_color=ansi_color, track_revisits=track_revisits,
                         no_revisit=no_revisit, action_features=action_features)
         self.deals: DealSet | None = deal_set(deals)
-        self._deal_position: int | None = None  # in an ordered deal set: the deal played last
+        self._schedule = DealSchedule(self.deals)
         v = self.variant
         self.observation_space = observation_space(v, obs_mode, action_features and obs_mode in DICT_MODES)
         self.action_space = spaces.Discrete(v.n_actions)
         self.game = Game(v, seed=0)
-        self.deal_seed: int | None = 0
+        self.deal_seed = 0  # -1 for a position given by set_state or reset(options={"state": ...})
         self._codes = np.zeros(v.obs_size, dtype=OBS_DTYPE)
         self._mask = np.zeros(v.n_actions, dtype=np.int8)
         self._work = core._scratch(v.spec)  # the legal mask's work space, kept: reset and step share one kernel
@@ -192,9 +192,9 @@ class SolitaireEnv(gym.Env):
         game = self.check_reset_options(options)  # before anything changes
         super().reset(seed=seed)
         if game is not None:
-            self.game, self.deal_seed = game, None
+            self.game, self.deal_seed = game, -1
             return self._start()
-        self.deal_seed = self._next_deal(seed)
+        self.deal_seed = self._schedule.next(seed, self.np_random)
         self.game = Game(self.variant, seed=self.deal_seed)
         return self._start()
 
@@ -203,19 +203,16 @@ class SolitaireEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         a = self._check_action(action)
         game, v = self.game, self.variant
-        move = game.decode(a)
         illegal = not self._mask[a]
-        info: dict[str, Any] = {"illegal_action": illegal}
         gained = revealed = 0
         if illegal:
             if self.illegal_action == "raise":
-                raise ValueError(f"action {a} is not legal here: {move}")
+                raise ValueError(f"action {a} is not legal here: {game.decode(a)}")
         else:
-            gained, revealed, self._n_legal, _ = core._step_one_work(
+            gained, revealed, self._n_legal, _ = batched.step_one(
                 game.state, v.spec, v.actions, a, self._mask, self._codes, self._work
             )
             self._n_rules = self._n_legal
-            info["move"] = move
         if self._history is not None:
             if illegal:  # the mask again as the rules give it, to record the unchanged position as seen again
                 self._n_legal = self._n_rules = core.legal_mask(game.state, v.spec, v.actions, self._mask)
@@ -224,8 +221,7 @@ class SolitaireEnv(gym.Env):
         reward = self.reward_fn(gained, self._to_win, revealed, illegal, won)
         terminated = won or self._n_legal == 0
         obs = self._observation()  # (before the info, which may hold the action features)
-        info.update(self._info())
-        return obs, float(reward), bool(terminated), False, info
+        return obs, float(reward), bool(terminated), False, self._info(illegal, -1 if illegal else a)
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode == "ansi":
@@ -254,7 +250,7 @@ class SolitaireEnv(gym.Env):
 
     def set_state(self, state: dict) -> tuple[Any, dict]:
         """Continue from a JSON position; returns ``(obs, info)``. Invalid: ``ValueError``, nothing changes."""
-        self.game, self.deal_seed = self.check_state(state), None
+        self.game, self.deal_seed = self.check_state(state), -1
         return self._start()
 
     def check_state(self, state: dict) -> Game:
@@ -288,32 +284,16 @@ class SolitaireEnv(gym.Env):
         v, s = self.variant, self.game.state
         # The step's kernel with no move: a fresh process then compiles one kernel for reset and step
         # (a cold first use spent about a second more compiling separate ones).
-        _, _, self._n_legal, _ = core._step_one_work(s, v.spec, v.actions, -1, self._mask, self._codes, self._work)
+        _, _, self._n_legal, _ = batched.step_one(s, v.spec, v.actions, -1, self._mask, self._codes, self._work)
         self._n_rules = self._n_legal
         if self._history is not None:
             self._record(clear=True)
         self._to_win = max(v.n_cards - self.game.foundation_cards, 1)
         obs = self._observation()
-        info = self._info()
-        info["deal_seed"] = self.deal_seed
-        return obs, info
+        return obs, self._info(False, -1)
 
     def _check_action(self, action: Any) -> int:
         return check_action(action, self.variant.n_actions)
-
-    def _next_deal(self, seed: int | None) -> int:
-        """The deal a reset plays (see :mod:`solitaire_env.engine.deals`)."""
-        deals = self.deals
-        if deals is None:
-            # Deal number `seed` when a seed is given, so env deals match Game(variant, seed) everywhere.
-            return int(seed) if seed is not None else int(self.np_random.integers(DEAL_LIMIT))
-        if deals.sampled:
-            return deals.draw(self.np_random)
-        if seed is not None:
-            self._deal_position = int(seed)
-        else:
-            self._deal_position = 0 if self._deal_position is None else self._deal_position + 1
-        return deals.at(self._deal_position)
 
     def _observation(self) -> Any:
         self._computed = None
@@ -327,14 +307,16 @@ class SolitaireEnv(gym.Env):
         self._revisit, self._n_legal = self._history.record(0, self.game.state, self._codes, self._mask,
                                                             self._n_legal, clear, self.no_revisit, self._seen[0])
 
-    def _info(self) -> dict:
+    def _info(self, illegal: bool, move: int) -> dict:
+        """The info of every reset and step: the same keys and types each time (the env docstring's table)."""
         n = self.game.foundation_cards
-        info = {"action_mask": self._mask.copy(), "foundation_cards": n, "is_won": n == self.variant.n_cards}
+        info = {"action_mask": self._mask.copy(), "foundation_cards": int(n), "is_won": bool(n == self.variant.n_cards),
+                "illegal_action": bool(illegal), "move": int(move), "deal_seed": int(self.deal_seed)}
         if self.action_features and self.obs_mode not in DICT_MODES:
             info["action_features"] = self._computed["action_features"]
         if self.track_revisits:
-            info["revisit"] = self._revisit
+            info["revisit"] = bool(self._revisit)
         if self.no_revisit:
-            info["stuck"] = self._n_legal == 0 < self._n_rules
+            info["stuck"] = bool(self._n_legal == 0 < self._n_rules)
         return info
 

@@ -50,9 +50,9 @@ class RainbowEnv(SolitaireEnv):
     ``obs_mode="dict"``, ``"onehot"`` and ``"piles"``, and ``action_features``, as in Rank and File
     (the one-hot has 15,835 values; ``"piles"`` has ``cards`` of ``(289, 10)``: 208 tableau, 34 waste,
     34 stock and 13 reserve slots, ``piles`` ``(4, 5)``, ``foundations`` ``(4, 3)``; the action
-    features are ``(29, 11)``).
+    features are ``(29, 11)``; ``info["action_mask"]`` is ``(29,)``).
 
-    ## Rewards, episode end, arguments, deals, version history
+    ## Rewards, episode end, info, arguments, deals, version history
 
     As in :class:`~solitaire_env.envs.rank_and_file.RankAndFileEnv`; the cards to win are the 51
     not dealt to the foundation (the return of a won episode is 1.0); ``terminated`` when all 52

@@ -87,6 +87,26 @@ class RankAndFileEnv(SolitaireEnv):
     move left that the mask allows, ``info["stuck"]``). ``truncated``: after ``max_episode_steps``
     (registered default 2000; random play can loop forever, unless ``no_revisit``).
 
+    ## Info
+
+    Every ``reset`` and ``step`` returns the same keys with the same types, so a vector env or a
+    replay buffer can stack them (the optional keys are there on every call when their option is on):
+
+    | key              | type                | value                                                    |
+    |------------------|---------------------|----------------------------------------------------------|
+    | action_mask      | ``int8`` (243,)     | 1 for each legal action (the mask ``no_revisit`` narrows) |
+    | foundation_cards | ``int``             | cards on the foundations                                 |
+    | is_won           | ``bool``            | all cards on the foundations                             |
+    | illegal_action   | ``bool``            | the step's action was masked out (False on a reset)      |
+    | move             | ``int``             | the action id played, -1 for none (reset, illegal action) |
+    | deal_seed        | ``int``             | the deal being played, -1 for a position given as JSON   |
+    | revisit          | ``bool``            | with ``track_revisits``, ``no_revisit``, ``action_features`` |
+    | stuck            | ``bool``            | with ``no_revisit`` (below)                              |
+    | action_features  | ``int8`` (243, 11)  | with ``action_features`` when the observation is not a ``Dict`` |
+
+    The :class:`~solitaire_env.engine.moves.Move` of an id is ``env.unwrapped.decode_action(a)``
+    (decode it before the step: ids name moves of the position they are played in).
+
     ## Positions seen (``track_revisits``, ``no_revisit``)
 
     ``track_revisits=True`` keeps the positions of the episode: ``info["revisit"]`` is true when the
@@ -142,7 +162,10 @@ class RankAndFileEnv(SolitaireEnv):
 
     - v0: the first version. Added since without changing any default (same deals, observations
       and rewards): the ``deals``, ``track_revisits``, ``no_revisit`` and ``action_features`` arguments
-      and ``obs_mode="piles"``.
+      and ``obs_mode="piles"``. The info holds the same keys and types on every reset and step (the
+      Info table): ``move`` is the action id or -1 (it was a ``Move``, and absent after an illegal
+      action), ``deal_seed`` is on every step and -1 (not ``None``) for a given position. The id stays
+      ``-v0``: deals, observations, rewards and episode ends are unchanged.
     """
 
     variant = RANK_AND_FILE

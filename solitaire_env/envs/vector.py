@@ -1,11 +1,20 @@
 """A natively batched vector env: ``gym.make_vec("RankAndFile-v0", num_envs=N)``.
 
 All N games live in one ``(N, state_size)`` ``int8`` array and advance in one call to the compiled
-core (:func:`solitaire_env.engine.core.step_batch`), not in a Python loop over envs. It behaves exactly
+core (:func:`solitaire_env.engine.batched.step_batch`), not in a Python loop over envs. It behaves exactly
 like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
 
-* ``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``: the step after a sub-env ends
-  resets it, ignores its action, and returns its first observation with reward 0 and no end flags.
+* ``autoreset_mode=`` (an ``AutoresetMode`` or its string value; also the attribute
+  ``autoreset_mode`` and ``metadata["autoreset_mode"]``), Gymnasium's three modes:
+
+  - ``NEXT_STEP`` (default): the step after a sub-env ends resets it, ignores its action, and returns
+    its first observation with reward 0 and no end flags.
+  - ``SAME_STEP``: the step that ends a sub-env also resets it and returns the new game's first
+    observation and info; the last observation and info are in ``info["final_obs"]`` (an object
+    array of N rows, ``None`` for sub-envs that did not end) and ``info["final_info"]``, with the
+    masks ``info["_final_obs"]`` and ``info["_final_info"]``, as ``SyncVectorEnv`` gives them.
+  - ``DISABLED``: nothing resets by itself; the caller resets the sub-envs that ended with
+    ``reset(options={"reset_mask": ended})`` before it steps them again (``ValueError`` otherwise).
 * ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (it gets deal number ``s + i``); later
   deals come from each sub-env's own generator, as in the single env. ``seed`` may also be a list
   of N seeds, where ``None`` leaves that sub-env's generator as it is (Gymnasium's convention).
@@ -16,11 +25,13 @@ like N single envs under Gymnasium's ``SyncVectorEnv`` (tested step for step):
 * ``deals=`` (as in the single env, :mod:`solitaire_env.engine.deals`): with an ordered set, sub-env ``i``
   plays positions ``i, i + N, i + 2N, ...`` of the set (from ``seed + i`` when seeded), so together
   the N sub-envs play each deal once; a sampled set (``"train"``) is drawn from by each sub-env's
-  own generator.
-* ``info["action_mask"]`` is ``(N, n)`` ``int8``; ``info`` also holds ``foundation_cards``,
-  ``is_won`` and ``illegal_action`` arrays, and with ``track_revisits`` / ``no_revisit`` (see the
-  single env) ``revisit`` / ``stuck``; each sub-env keeps its episode's positions in
-  :class:`solitaire_env.engine.history.History`, recorded in the same compiled pass as the step (which
+  own generator (one :class:`~solitaire_env.engine.deals.DealSchedule` a sub-env, as the single env's).
+* ``info`` holds every key of the single env's info for every sub-env on every reset and step, each
+  an array with one row a sub-env (so no ``_key`` masks): ``action_mask`` ``(N, n)`` ``int8``,
+  ``foundation_cards``, ``move`` and ``deal_seed`` ``int64``, ``is_won`` and ``illegal_action``
+  ``bool``, and with ``track_revisits`` / ``no_revisit`` (see the single env) ``revisit`` / ``stuck``
+  (``action_features`` too, when the observation is not a ``Dict``); each sub-env keeps its episode's
+  positions in :class:`solitaire_env.engine.history.History`, recorded in the same compiled pass as the step (which
   also writes the action features).
 * ``action_space`` is a ``MultiDiscrete`` whose ``sample(mask=info["action_mask"])`` takes the
   ``(N, n)`` mask as it comes (Gymnasium's own ``MultiDiscrete`` wants a tuple of rows).
@@ -39,10 +50,11 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from solitaire_env.engine import core, features, history
-from solitaire_env.engine.deals import DEAL_LIMIT, DealSet, deal_set
+from solitaire_env.engine import batched, features, history
+from solitaire_env.engine.batched import Batch
+from solitaire_env.engine.deals import DealSchedule, DealSet, deal_set
 from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
-from solitaire_env.engine.history import History
+from solitaire_env.engine.history import History, Recording
 from solitaire_env.engine.state import check_seed, deal_into, from_json
 from solitaire_env.engine.variant import Variant
 from solitaire_env.envs.base import (
@@ -64,6 +76,17 @@ class BatchedDiscrete(spaces.MultiDiscrete):
         if isinstance(mask, np.ndarray) and mask.shape == tuple(self.nvec.shape) + (int(self.nvec.max()),):
             mask = tuple(mask.astype(np.int8))
         return super().sample(mask=mask, probability=probability)
+
+
+def check_autoreset_mode(value: Any) -> AutoresetMode:
+    """``value`` as an ``AutoresetMode`` (the enum or its string value); ``ValueError`` otherwise."""
+    if isinstance(value, AutoresetMode):
+        return value
+    try:
+        return AutoresetMode(value)
+    except (ValueError, TypeError):
+        names = ", ".join(f"{m.value!r}" for m in AutoresetMode)
+        raise ValueError(f"autoreset_mode must be an AutoresetMode or one of {names}, got {value!r}") from None
 
 
 def check_max_episode_steps(value: Any) -> int | None:
@@ -97,6 +120,7 @@ class SolitaireVectorEnv(VectorEnv):
         track_revisits: bool = False,
         no_revisit: bool = False,
         action_features: bool = False,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -104,6 +128,8 @@ class SolitaireVectorEnv(VectorEnv):
                         illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
                         reveal_bonus=reveal_bonus, ansi_color=ansi_color, track_revisits=track_revisits,
                         no_revisit=no_revisit, action_features=action_features)
+        self.autoreset_mode = check_autoreset_mode(autoreset_mode)
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         v = self.variant
         n = self.num_envs = int(num_envs)
         self.max_episode_steps = check_max_episode_steps(max_episode_steps) or v.max_episode_steps
@@ -133,7 +159,7 @@ class SolitaireVectorEnv(VectorEnv):
                           if obs_mode == "piles" or self.action_features else None)
         self._no_action_features = np.zeros((n, 0, 0), dtype=np.int8)
         self._action_features = self._no_action_features  # the last step's, written by the compiled step
-        self._positions: list[int | None] = [None] * n  # in an ordered deal set: each sub-env's last deal
+        self._schedules = [DealSchedule(self.deals, i, n) for i in range(n)]
         self._row_starts = np.arange(n, dtype=np.int64) * v.n_actions  # sub-env i's mask in masks.reshape(-1)
         self._rngs: list[np.random.Generator] | None = None
         self._ready = False
@@ -146,6 +172,7 @@ class SolitaireVectorEnv(VectorEnv):
         states, which = self._check_options(options)  # everything checked before anything changes
         if self._rngs is None:
             self._rngs = [seeding.np_random()[0] for _ in range(n)]
+        self.deal_seeds = self.deal_seeds.copy()  # the last info's belong to the caller
         for i in np.flatnonzero(which):
             if seeds[i] is not None:
                 self._rngs[i] = seeding.np_random(seeds[i])[0]
@@ -157,16 +184,14 @@ class SolitaireVectorEnv(VectorEnv):
         self.prev_done = self.prev_done & ~which if self._ready else np.zeros(n, dtype=bool)
         self.codes, self.masks = np.empty_like(self.codes), np.empty_like(self.masks)  # the last step's: the caller's
         if self.history is None:  # the step's kernel with no moves (one kernel to compile for reset and step)
-            core.step_batch(self.states, self.variant.spec, self.variant.actions, np.full(n, -1, dtype=np.int64),
-                            self.masks, self.codes, self.gained, self.revealed, self.n_legal, self.found)
+            batched.step_batch(self._batch(), self.variant.spec, self.variant.actions, np.full(n, -1, dtype=np.int64))
         else:  # a step without moves: masks and observations, and the reset sub-envs' histories start anew
             kept = self.revisit.copy()
             self._step_history(np.full(n, -1, dtype=np.int64), which)
             self.revisit[~which] = kept[~which]
         self.to_win[which] = np.maximum(self.variant.n_cards - self.found[which], 1)
         self._ready = True
-        info = self._info(np.zeros(n, dtype=bool))
-        info["deal_seed"] = self.deal_seeds.copy()  # -1 for a sub-env set to a given state
+        info = self._info(np.zeros(n, dtype=bool), np.full(n, -1, dtype=np.int64))
         return self._observe(self.codes.copy(), info), info
 
     def set_state(self, i: int, state: dict) -> None:
@@ -193,6 +218,8 @@ class SolitaireVectorEnv(VectorEnv):
         acts = acts.astype(np.int64)  # a copy: the sub-envs that reset get -1 below
         resetting = self.prev_done
         any_reset = resetting.any()
+        if any_reset and self.autoreset_mode is not AutoresetMode.NEXT_STEP:
+            self._refuse_ended()  # SAME_STEP resets in the step that ends, so only DISABLED gets here
         illegal = self.masks.reshape(-1)[self._row_starts + acts] == 0
         if any_reset:
             illegal &= ~resetting
@@ -200,17 +227,19 @@ class SolitaireVectorEnv(VectorEnv):
             i = int(np.flatnonzero(illegal)[0])
             raise ValueError(f"action {acts[i]} of sub-env {i} is not legal here")
         if any_reset:
+            self.deal_seeds = self.deal_seeds.copy()  # the last info's belong to the caller
             for i in np.flatnonzero(resetting):
                 self._deal(i, None)
             acts[resetting] = -1  # the reset sub-envs make no move this step
+        # An illegal action changes nothing, as no move (-1) does; -1 is also what info["move"] says. And
+        # a move the no-revisit mask forbids is legal to the core: not played.
+        acts[illegal] = -1
         # Fresh arrays each step, every row written by the kernel: the caller owns what we return.
         self.codes = np.empty_like(self.codes)
         self.masks = np.empty_like(self.masks)
         if self.history is None:
-            core.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes,
-                            self.gained, self.revealed, self.n_legal, self.found)
+            batched.step_batch(self._batch(), v.spec, v.actions, acts)
         else:
-            acts[illegal] = -1  # a move the no-revisit mask forbids is legal to the core: not played
             self._step_history(acts, resetting)
         if any_reset:
             self.to_win[resetting] = np.maximum(v.n_cards - self.found[resetting], 1)
@@ -227,9 +256,12 @@ class SolitaireVectorEnv(VectorEnv):
             truncated[resetting] = False
         self.prev_done = terminated | truncated
         info = {"action_mask": self.masks, "foundation_cards": self.found.copy(), "is_won": won,
-                "illegal_action": illegal}
+                "illegal_action": illegal, "move": acts, "deal_seed": self.deal_seeds}
         self._history_info(info)
-        return self._observe(self.codes, info), rewards, terminated, truncated, info
+        obs = self._observe(self.codes, info)
+        if self.autoreset_mode is AutoresetMode.SAME_STEP and self.prev_done.any():
+            obs = self._reset_same_step(obs, info)
+        return obs, rewards, terminated, truncated, info
 
     def render(self) -> tuple | None:
         from solitaire_env.engine.state import to_json
@@ -250,49 +282,70 @@ class SolitaireVectorEnv(VectorEnv):
 
     def reset_envs(self, indices: np.ndarray) -> Any:
         """Deal new games to the given sub-envs now (same-step autoreset, as the SB3 adapter needs)."""
+        return self._reset_rows(np.asarray(indices, dtype=np.int64).reshape(-1), {})
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _reset_rows(self, rows: np.ndarray, info: dict) -> Any:
+        """Deal new games to sub-envs ``rows``; the observation of every sub-env (``info`` gets the
+        action features when they go there)."""
         v, n = self.variant, self.num_envs
-        rows = np.asarray(indices, dtype=np.int64).reshape(-1)
         self.codes, self.masks = self.codes.copy(), self.masks.copy()  # the last step's belong to the caller now
+        self.deal_seeds = self.deal_seeds.copy()
         for i in rows:
             self._deal(int(i), None)
         # One compiled pass over the dealt games alone (the others' rows are left as they are), as the
         # step resets them: a call per game to each kernel cost more than the deal.
-        acts = np.full(n, core.SKIP, dtype=np.int64)
+        acts = np.full(n, batched.SKIP, dtype=np.int64)
         acts[rows] = -1
         if self.history is None:
-            core.step_batch_serial(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained,
-                                   self.revealed, self.n_legal, self.found)
+            batched.step_batch_serial(self._batch(), v.spec, v.actions, acts)
             self.n_rules[rows] = self.n_legal[rows]
         else:
-            h, clear = self.history, np.zeros(n, dtype=bool)
+            clear = np.zeros(n, dtype=bool)
             clear[rows] = True
-            history.step_batch_serial(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained,
-                                      self.revealed, self.n_legal, self.found, clear, h.small, h.keys, h.meta, h.filt,
-                                      h.hashes, self.revisit, self.n_rules, self.seen, self.no_revisit,
-                                      self._no_action_features)
+            history.step_batch_serial(self._batch(), v.spec, v.actions, acts, self.history.tables,
+                                      self._recording(clear, self._no_action_features), self.no_revisit)
         self.to_win[rows] = np.maximum(v.n_cards - self.found[rows], 1)
         self.steps[rows] = 0
         self.prev_done[rows] = False
-        return self._observe(self.codes, {}, stepped=False)  # (no copy: as the step's, it is never written again)
+        return self._observe(self.codes, info, stepped=False)  # (no copy: as the step's, it is never written again)
+
+    def _reset_same_step(self, obs: Any, info: dict) -> Any:
+        """SAME_STEP: the ended sub-envs' last observation and info into ``info["final_obs"]`` and
+        ``info["final_info"]`` (built by Gymnasium's own ``_add_info``, as ``SyncVectorEnv`` builds
+        them), then their new games' first observation and info in place of the last."""
+        ended = np.flatnonzero(self.prev_done)
+        final: dict = {}
+        for i in ended:
+            row_obs = {key: value[i] for key, value in obs.items()} if isinstance(obs, dict) else obs[i]
+            row_info = {key: value[i].item() if value.ndim == 1 else value[i] for key, value in info.items()}
+            final = self._add_info(final, {"final_obs": row_obs, "final_info": row_info}, i)
+        obs = self._reset_rows(ended, info)
+        info["action_mask"], info["deal_seed"] = self.masks, self.deal_seeds
+        for key in ("foundation_cards", "is_won", "illegal_action", "move"):
+            info[key] = info[key].copy()  # (``move`` and ``is_won`` may be arrays the step still holds)
+        info["foundation_cards"][ended] = self.found[ended]
+        info["is_won"][ended] = self.found[ended] == self.variant.n_cards
+        info["illegal_action"][ended] = False
+        info["move"][ended] = -1
+        self._history_info(info)
+        info.update(final)
+        return obs
+
+    def _refuse_ended(self) -> None:
+        i = int(np.flatnonzero(self.prev_done)[0])
+        raise ValueError(f"sub-env {i} has ended and autoreset_mode is DISABLED: reset it first with "
+                         "reset(options={'reset_mask': ...}) (True for the sub-envs that ended)")
 
     def get_state(self, i: int) -> dict:
         from solitaire_env.engine.state import to_json
 
         return to_json(self.variant, self.states[i])
 
-    # --- internals ----------------------------------------------------------------------------
-
     def _deal(self, i: int, seed: int | None) -> None:
         """Deal sub-env ``i`` its next game (``seed``: given to this reset, already in its generator)."""
-        deals = self.deals
-        if deals is None:
-            deal_seed = int(seed) if seed is not None else int(self._rngs[i].integers(DEAL_LIMIT))
-        elif deals.sampled:
-            deal_seed = deals.draw(self._rngs[i])
-        else:
-            last = self._positions[i]
-            self._positions[i] = int(seed) if seed is not None else (i if last is None else last + self.num_envs)
-            deal_seed = deals.at(self._positions[i])
+        deal_seed = self._schedules[i].next(seed, self._rngs[i])
         self.deal_seeds[i] = deal_seed
         deal_into(self.variant, deal_seed, self.states[i])
 
@@ -352,12 +405,18 @@ class SolitaireVectorEnv(VectorEnv):
     def _step_history(self, acts: np.ndarray, clear: np.ndarray) -> None:
         """The compiled step with each sub-env's history (``clear``: its episode starts here), which also
         writes the action features when they are wanted (fresh each step: the caller owns them)."""
-        v, h = self.variant, self.history
+        v = self.variant
         self._action_features = (self._features.new_action_features() if self.action_features
                                  else self._no_action_features)
-        history.step_batch(self.states, v.spec, v.actions, acts, self.masks, self.codes, self.gained, self.revealed,
-                           self.n_legal, self.found, clear, h.small, h.keys, h.meta, h.filt, h.hashes, self.revisit,
-                           self.n_rules, self.seen, self.no_revisit, self._action_features)
+        history.step_batch(self._batch(), v.spec, v.actions, acts, self.history.tables,
+                           self._recording(clear, self._action_features), self.no_revisit)
+
+    def _batch(self) -> Batch:
+        """The arrays the compiled step writes, as they are now (``codes`` and ``masks`` are fresh each step)."""
+        return Batch(self.states, self.masks, self.codes, self.gained, self.revealed, self.n_legal, self.found)
+
+    def _recording(self, clear: np.ndarray, act_out: np.ndarray) -> Recording:
+        return Recording(clear, self.revisit, self.n_rules, self.seen, act_out)
 
     def _observe(self, codes: np.ndarray, info: dict, stepped: bool = True) -> Any:
         """The observation of every sub-env (``codes``: the caller's copy); the action features go into
@@ -377,12 +436,14 @@ class SolitaireVectorEnv(VectorEnv):
         if self.no_revisit:
             info["stuck"] = (self.n_legal == 0) & (self.n_rules > 0)
 
-    def _info(self, illegal: np.ndarray) -> dict:
+    def _info(self, illegal: np.ndarray, move: np.ndarray) -> dict:
         info = {
             "action_mask": self.masks.copy(),
             "foundation_cards": self.found.copy(),
             "is_won": self.found == self.variant.n_cards,
             "illegal_action": illegal,
+            "move": move,
+            "deal_seed": self.deal_seeds,  # -1 for a sub-env set to a given state
         }
         self._history_info(info)
         return info

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solitaire_env.engine.hashing import mix
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
     O_DOWN,
@@ -31,17 +32,7 @@ from solitaire_env.engine.variant import (
 
 _jit = njit(cache=True, nogil=True)
 
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
 PRIME = np.uint64(0x100000001B3)
-
-
-@_jit
-def mix(x):
-    """splitmix64's finaliser: a well-spread 64-bit value from any 64-bit value."""
-    x = (x ^ (x >> np.uint64(30))) * _M1
-    x = (x ^ (x >> np.uint64(27))) * _M2
-    return x ^ (x >> np.uint64(31))
 
 
 @_jit

@@ -25,7 +25,6 @@ import numpy as np
 
 import solitaire_env  # noqa: F401  (registers the envs)
 from solitaire_env.engine.cards import card_to_str
-from solitaire_env.engine.moves import Move
 from solitaire_env.engine.variant import HIDDEN, observation_fields
 
 HERE = Path(__file__).resolve().parent
@@ -112,8 +111,6 @@ def _info(info: dict) -> list[str]:
             lines.append(f"legal: {_ids(value)}")
         elif isinstance(value, np.ndarray):
             lines.extend(_array(f"info {key}", value))
-        elif isinstance(value, Move):
-            plain.append(f"{key}={str(value)!r}")
         else:
             plain.append(f"{key}={value!r}")
     return [f"info: {' '.join(plain)}"] + lines

@@ -1,0 +1,151 @@
+"""Position keys: 64-bit hashes of what a player sees (:mod:`solitaire_env.engine.history` says what a
+key identifies and how the no-revisit mask uses them), and a position's progress.
+
+A key sums one mixed hash per tableau pile (:func:`pile_sums`), so a pile's part can be taken out and
+put back when a move changes it (:func:`moved_key`) without hashing the other piles again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solitaire_env.engine.hashing import mix, nonzero
+from solitaire_env.engine.jit_cache import drop_stale_cache
+from solitaire_env.engine.table import ix
+from solitaire_env.engine.variant import (
+    HIDDEN,
+    O_DOWN,
+    O_FCNT,
+    O_LEN,
+    O_NRES,
+    O_NSTOCK,
+    O_NWASTE,
+    O_REDEALS,
+    O_RESDOWN,
+    OB_FOUND,
+    OB_SIZE,
+    OB_TAB,
+    OB_WASTE,
+    SP_CAP,
+    SP_FOUND,
+    SP_PILES,
+    Variant,
+)
+
+_jit = njit(cache=True, nogil=True)
+_inline = njit(cache=True, nogil=True, inline="always")  # per pile or per move: a call costs more
+
+MAX_PILES, MAX_DEPTH, MAX_OBS = 16, 64, 512
+# Fixed random numbers (PCG64's raw stream is the same in every numpy version), so keys are the same
+# in every process: an odd multiplier per depth in a pile and per other observation entry, and a
+# number per pile for the piles that keep their identity.
+_RAW = np.random.PCG64(0x51EE9).random_raw(MAX_DEPTH + MAX_OBS + MAX_PILES).astype(np.uint64)
+DEPTH = _RAW[:MAX_DEPTH] | np.uint64(1)
+ENTRY = _RAW[MAX_DEPTH : MAX_DEPTH + MAX_OBS] | np.uint64(1)
+PILE_SALT = _RAW[MAX_DEPTH + MAX_OBS :]
+_TAG_FOUND, _TAG_KEY = np.uint64(0xF0 << 56), np.uint64(0x4B << 56)
+
+
+def check_fits(variant: Variant) -> None:
+    """``ValueError`` if ``variant`` has more piles, deeper piles or a longer observation than the key's tables."""
+    if variant.piles > MAX_PILES or variant.pile_capacity > MAX_DEPTH or variant.obs_size > MAX_OBS:
+        raise ValueError(f"{variant.title} is too large for the position key's tables")
+
+
+# --- keys -----------------------------------------------------------------------------------------
+
+
+@_inline
+def rehash_pile(codes, sp, hw, p) -> None:
+    """:func:`pile_sums`' two hashes of pile ``p`` alone."""
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    tab = codes[ix(sp[OB_TAB] + p * cap) : ix(sp[OB_TAB] + (p + 1) * cap)]
+    h = np.uint64(0)
+    for k in range(cap):
+        h += np.uint64(tab[k]) * DEPTH[k]
+    if tab[0] == HIDDEN:
+        h += PILE_SALT[ix(p)]
+    hw[ix(p)] = h
+    hw[ix(piles + p)] = mix(h)
+
+
+@_inline
+def pile_sums(codes, sp, hw):
+    """Hash each pile's observation codes (``hw[p]``: a linear form, one odd multiplier per depth, so
+    it changes by a known amount when a card moves; a pile with face-down cards adds its own number)
+    and mix it (``hw[piles + p]``); return the sum of the mixed hashes, whose order does not matter."""
+    piles, cap = sp[SP_PILES], sp[SP_CAP]
+    tab = codes[sp[OB_TAB] : sp[OB_TAB] + piles * cap]
+    total = np.uint64(0)
+    for p in range(piles):
+        h = np.uint64(0)
+        for k in range(cap):  # every slot, empty ones (code 0) too: no branch, and it vectorizes
+            h += np.uint64(tab[p * cap + k]) * DEPTH[k]
+        if tab[p * cap] == HIDDEN:
+            h += PILE_SALT[p]
+        hw[p] = h
+        hw[piles + p] = mix(h)
+        total += hw[piles + p]
+    return total
+
+
+@_jit
+def tableau_key(codes, sp) -> np.uint64:
+    """The key the table keeps: the tableau's part of :func:`position_key` (never 0), all that differs
+    between the positions of one stretch. ``codes``: the observation."""
+    return nonzero(pile_sums(codes, sp, np.empty(2 * sp[SP_PILES], dtype=np.uint64)))
+
+
+@_jit
+def position_key(codes, sp) -> np.uint64:
+    """The key of the position whose observation is ``codes`` (see the module doc); never 0."""
+    total = pile_sums(codes, sp, np.empty(2 * sp[SP_PILES], dtype=np.uint64))
+    found = sp[OB_FOUND]
+    for f in range(found, found + sp[SP_FOUND]):  # a multiset: which slot holds which pile never matters
+        total += mix(np.uint64(codes[f]) ^ _TAG_FOUND)
+    for k in range(sp[OB_WASTE], sp[OB_SIZE]):
+        if k < found or k >= found + sp[SP_FOUND]:
+            total += np.uint64(codes[k]) * ENTRY[k]
+    return nonzero(mix(total ^ _TAG_KEY))
+
+
+@_inline
+def progress_with(s, sp, hidden) -> int:
+    """:func:`progress`, given the face-down cards on the table (tableau and reserve)."""
+    found = 0
+    for f in range(sp[SP_FOUND]):
+        found += s[sp[O_FCNT] + f]
+    return (np.int64(found) | np.int64(hidden) << 8
+            | np.int64(s[sp[O_NSTOCK]]) << 16 | np.int64(s[sp[O_REDEALS]]) << 24
+            | np.int64(s[sp[O_NWASTE]]) << 32 | np.int64(s[sp[O_NRES]]) << 40)
+
+
+@_inline
+def progress(s, sp) -> int:
+    """What only ever changes one way in an episode, packed for comparison: cards on the foundations,
+    face-down cards, stock size and redeals left, waste size and reserve size."""
+    hidden = s[sp[O_RESDOWN]]
+    for p in range(sp[SP_PILES]):
+        hidden += s[sp[O_DOWN] + p]
+    return progress_with(s, sp, hidden)
+
+
+@_inline
+def moved_key(s, codes, sp, src, dst, count, hw, total):
+    """The table key after the top ``count`` cards of pile ``src`` go onto pile ``dst``, in order, when
+    nothing turns up and nothing refills an emptied pile: only the two piles change."""
+    piles, cap, o_len = sp[SP_PILES], sp[SP_CAP], sp[O_LEN]
+    m, nj = np.int64(s[ix(o_len + src)]) - count, np.int64(s[ix(o_len + dst)])
+    first = sp[OB_TAB] + src * cap + m  # the moved cards' codes, as the observation has them
+    hs, hd = hw[ix(src)], hw[ix(dst)]
+    for t in range(count):
+        code = np.uint64(codes[ix(first + t)])
+        hs -= code * DEPTH[ix(m + t)]
+        hd += code * DEPTH[ix(nj + t)]
+    return nonzero(total - hw[ix(piles + src)] - hw[ix(piles + dst)] + mix(hs) + mix(hd))
+
+
+drop_stale_cache(__name__)
+
+__all__ = ["DEPTH", "check_fits", "moved_key", "pile_sums", "position_key", "progress", "tableau_key"]
