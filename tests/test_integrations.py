@@ -190,12 +190,12 @@ def test_torchrl_ppo_loss_backward() -> None:
     assert grads and all(torch.isfinite(g).all() for g in grads) and any(g.abs().sum() > 0 for g in grads)
 
 
-# TorchRL stacks the sub-envs' infos: keys that come and go between steps ("deal_seed" on resets only,
-# "move" on legal moves only) break it at an autoreset, until the envs' info has one schema.
-@pytest.mark.xfail(strict=False, reason="info keys change from step to step (issue #36); fixed by branch vector")
 @pytest.mark.parametrize("obs_mode", ["codes", "dict"])
 def test_torchrl_gym_env_async_vector(obs_mode: str) -> None:
-    """The issue's recipe: ``GymEnv("solitaire_env:Rainbow-v0", num_envs=4)``, an AsyncVectorEnv."""
+    """The issue's recipe: ``GymEnv("solitaire_env:Rainbow-v0", num_envs=4)``, an AsyncVectorEnv.
+
+    TorchRL stacks the sub-envs' infos into its specs, so this needs the same info keys and dtypes on
+    every reset and step (before, ``deal_seed`` on resets only failed at the first autoreset)."""
     pytest.importorskip("torchrl", reason=EXTRA)
     from torchrl.envs import GymEnv, check_env_specs
 
@@ -219,13 +219,12 @@ def test_torchrl_native_vector_env(mode: str) -> None:
     from torchrl.envs import Compose, GymWrapper, TransformedEnv, check_env_specs
     from torchrl.envs.transforms import ActionMask, DTypeCastTransform
 
-    try:
-        venv = gym.make_vec(ENV_ID, num_envs=4, vectorization_mode="vector_entry_point", obs_mode="dict",
-                            autoreset_mode=AutoresetMode[mode], max_episode_steps=10)
-    except TypeError as err:  # a vector env without the autoreset_mode argument
-        pytest.xfail(f"the native vector env has no autoreset_mode={mode} yet: {err}")
+    venv = gym.make_vec(ENV_ID, num_envs=4, vectorization_mode="vector_entry_point", obs_mode="dict",
+                        autoreset_mode=AutoresetMode[mode], max_episode_steps=10)
+    # GymWrapper gives a TransformedEnv for SAME_STEP; auto_unwrap adds ours to its transforms.
     env = TransformedEnv(GymWrapper(venv, categorical_action_encoding=True),
-                         Compose(DTypeCastTransform(torch.int8, torch.bool, in_keys=["action_mask"]), ActionMask()))
+                         Compose(DTypeCastTransform(torch.int8, torch.bool, in_keys=["action_mask"]), ActionMask()),
+                         auto_unwrap=True)
     check_env_specs(env, seed=0)
     td = env.rollout(30, break_when_any_done=False)  # 10-step episodes: it crosses resets
     assert td.batch_size == (4, 30) and td["next", "truncated"].any()
