@@ -23,17 +23,21 @@ EXTRA = "needs the integrations extra: pip install -e '.[integrations]' (see .ci
 
 # --- the wrapper itself (no library needed) ------------------------------------------------------
 
-def test_mask_in_observation_matches_the_env_mask() -> None:
+def test_mask_in_observation_matches_the_env() -> None:
+    """Step the wrapped env and a plain twin alike: the same observation (cast) and the twin's mask."""
     env = MaskInObservation(gym.make(ENV_ID), "obs", "mask", obs_dtype=np.float32, mask_dtype=np.float32)
-    obs, info = env.reset(seed=3)
-    for _ in range(50):
+    twin = gym.make(ENV_ID)
+    (obs, _), (plain, info) = env.reset(seed=3), twin.reset(seed=3)
+    for _ in range(60):
         assert env.observation_space.contains(obs)
-        np.testing.assert_array_equal(obs["mask"], env.unwrapped.action_masks())
-        np.testing.assert_array_equal(obs["obs"], env.unwrapped._codes.astype(np.float32))
-        obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(obs["mask"])[0]))
-        assert not info["illegal_action"]
+        np.testing.assert_array_equal(obs["obs"], plain.astype(np.float32))
+        np.testing.assert_array_equal(obs["mask"], info["action_mask"])
+        action = int(np.flatnonzero(obs["mask"])[-1])
+        obs, _, terminated, truncated, _ = env.step(action)
+        plain, _, done, cut, info = twin.step(action)
+        assert (terminated, truncated) == (done, cut)
         if terminated or truncated:
-            obs, info = env.reset()
+            (obs, _), (plain, info) = env.reset(seed=4), twin.reset(seed=4)
 
 
 def test_adapter_spaces() -> None:

@@ -83,7 +83,9 @@ def for_rllib(env_id: str, **env_kwargs: Any) -> gym.Env:
 
     Observation ``{"observations": float32 Box, "action_mask": float32 Box}``: the card codes as floats
     (their values, which RLlib's default MLP encoder takes as they are; ``obs_mode="onehot"`` gives one-hot
-    floats instead). Usage: ``config.environment(env=lambda cfg: for_rllib("Rainbow-v0", **cfg))``.
+    floats instead). The module is ``ray.rllib.examples.rl_modules.classes.action_masking_rlm``'s. Usage:
+    ``register_env("solitaire", lambda cfg: for_rllib("Rainbow-v0", **cfg))``, then
+    ``PPOConfig().environment("solitaire")`` (``ray.tune.registry.register_env``).
     """
     return MaskInObservation(gym.make(env_id, **env_kwargs), "observations", "action_mask",
                              obs_dtype=np.float32, mask_dtype=np.float32)
