@@ -90,7 +90,7 @@ def _field_docs() -> dict[str, str]:
     import inspect
 
     lines, docs = inspect.getsource(Args).splitlines(), {}
-    for line, below in zip(lines, lines[1:]):
+    for line, below in zip(lines, lines[1:], strict=False):
         name = line.strip().split(":")[0]
         if name in Args.__dataclass_fields__ and below.strip().startswith('"""'):
             docs[name] = below.strip().strip('"')
