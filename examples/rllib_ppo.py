@@ -41,7 +41,7 @@ class Args:
     """CPUs of the local Ray instance"""
     seed: int = 0
     """seed of RLlib's runners and learner"""
-    total_timesteps: int = 100_000
+    total_timesteps: int = 30_720
     """env steps in all (the SOLITAIRE_ENV_STEPS env var overrides it); training stops after the
     iteration that reaches it"""
     num_env_runners: int = 1
