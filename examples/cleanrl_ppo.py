@@ -127,10 +127,13 @@ class Agent(nn.Module):
         # Illegal moves get a large negative logit: probability 0, entropy 0. A row with no legal move
         # (a finished game's last observation) stays uniform; its step is left out of the loss.
         logits = self.actor(hidden).masked_fill(~mask, -1e8)
-        dist = torch.distributions.Categorical(logits=logits)
+        # The categorical distribution on plain tensors: a torch.distributions object a step costs more
+        # than the network on a batch of 16 positions.
+        logp = logits.log_softmax(-1)
         if action is None:
-            action = logits.argmax(-1) if greedy else dist.sample()
-        return action, dist.log_prob(action), dist.entropy(), self.critic(hidden).squeeze(-1)
+            action = logits.argmax(-1) if greedy else torch.multinomial(logp.exp(), 1).squeeze(-1)
+        entropy = -(logp.exp() * logp).masked_fill(~mask, 0.0).sum(-1)  # over the legal moves
+        return action, logp.gather(-1, action.unsqueeze(-1)).squeeze(-1), entropy, self.critic(hidden).squeeze(-1)
 
 
 def evaluate(agent: Agent, env_id: str, episodes: int) -> tuple[float, float]:

@@ -1,7 +1,7 @@
 """Masked PPO with TorchRL on Rainbow, through the adapter ``for_torchrl``.
 
 Run: pip install torchrl            (tested with 0.14.1, tensordict 0.14.3)
-     python examples/torchrl_ppo.py                       (41k steps: about 6 minutes on 2 CPU cores)
+     python examples/torchrl_ppo.py                       (41k steps: about 2 minutes on 2 CPU cores)
      SOLITAIRE_ENV_STEPS=1024 python examples/torchrl_ppo.py --eval-episodes 10   (a smoke test)
 
 ``for_torchrl`` puts the legal moves in the observation as ``action_mask``; TorchRL's ``ActionMask``
