@@ -141,6 +141,7 @@ def test_cli_writes_then_refuses_to_overwrite(root, capsys, tmp_path):
     assert "exists already" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # about 25 s: the default suite keeps within its 6 minutes; -m slow runs it
 def test_bc_example_with_a_tiny_budget(root, tmp_path):
     pytest.importorskip("sb3_contrib")
     make_dataset("rainbow", "heuristic", 4)
