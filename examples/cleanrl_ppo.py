@@ -121,6 +121,13 @@ class Agent(nn.Module):
     def get_value(self, codes: torch.Tensor) -> torch.Tensor:
         return self.critic(self.features(codes)).squeeze(-1)
 
+    def act(self, codes: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A rollout step: a sampled legal move, its log-probability and the position's value (no entropy)."""
+        hidden = self.features(codes)
+        logp = self.actor(hidden).masked_fill(~mask, -1e8).log_softmax(-1)
+        action = torch.multinomial(logp.exp(), 1)
+        return action.squeeze(-1), logp.gather(-1, action).squeeze(-1), self.critic(hidden).squeeze(-1)
+
     def get_action_and_value(self, codes: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
                              greedy: bool = False) -> tuple[torch.Tensor, ...]:
         hidden = self.features(codes)
@@ -178,9 +185,10 @@ if __name__ == "__main__":
     obs_buf = torch.zeros((args.num_steps, args.num_envs, len(nvec)), dtype=torch.long)
     mask_buf = torch.zeros((args.num_steps, args.num_envs, n_actions), dtype=torch.bool)
     actions = torch.zeros((args.num_steps, args.num_envs), dtype=torch.long)
-    logprobs, rewards, values = (torch.zeros((args.num_steps, args.num_envs)) for _ in range(3))
-    terminals, dones = (torch.zeros((args.num_steps, args.num_envs)) for _ in range(2))
-    valid = torch.zeros((args.num_steps, args.num_envs), dtype=torch.bool)
+    logprobs, values = torch.zeros((args.num_steps, args.num_envs)), torch.zeros((args.num_steps, args.num_envs))
+    # What the env returns stays in numpy during the rollout, and becomes tensors once after it.
+    rewards_np = np.zeros((args.num_steps, args.num_envs), dtype=np.float32)
+    terminals_np, dones_np, valid_np = (np.zeros((args.num_steps, args.num_envs), dtype=bool) for _ in range(3))
 
     global_step, start = 0, time.time()
     obs, info = envs.reset(seed=args.seed)
@@ -198,18 +206,20 @@ if __name__ == "__main__":
             # NEXT_STEP autoreset: a sub-env whose game ended last step ignores this action and returns
             # its next deal's first observation; that step is no transition (left out of the loss), but
             # its value, of the finished game's last observation, bootstraps a truncated episode.
-            valid[step] = torch.as_tensor(~autoreset)
-            with torch.no_grad():
-                action, logprob, _, value = agent.get_action_and_value(next_obs, next_mask)
+            valid_np[step] = ~autoreset
+            with torch.inference_mode():
+                action, logprob, value = agent.act(next_obs, next_mask)
             actions[step], logprobs[step], values[step] = action, logprob, value
             obs, reward, terminated, truncated, info = envs.step(action.numpy())
             autoreset = terminated | truncated
-            rewards[step] = torch.as_tensor(reward, dtype=torch.float32)
-            terminals[step] = torch.as_tensor(terminated, dtype=torch.float32)
-            dones[step] = torch.as_tensor(autoreset, dtype=torch.float32)
+            rewards_np[step], terminals_np[step], dones_np[step] = reward, terminated, autoreset
             next_obs = torch.as_tensor(obs, dtype=torch.long)
             next_mask = torch.as_tensor(info["action_mask"], dtype=torch.bool)
             recent_cards.extend(info["foundation_cards"][autoreset].tolist())
+
+        rewards, terminals, dones = (torch.as_tensor(a, dtype=torch.float32)
+                                     for a in (rewards_np, terminals_np, dones_np))
+        valid = torch.as_tensor(valid_np)
 
         # GAE. values[t + 1] of a sub-env that ended at t is its last observation's value (the skipped
         # step's): counted for a truncation, zeroed for a termination; the sum is cut at every end.
