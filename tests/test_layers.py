@@ -34,6 +34,10 @@ MAY_IMPORT = {
     "tools": {"engine", "envs", "solver", "agents", "tools", "parallel", "package"},
     "package": {"engine", "envs"},
     "parallel": set(),
+    # The JAX backend (solitaire_env/jax/): the rules again on the engine's layout. It takes the env ids from
+    # the package (ENV_IDS); no other layer imports it (only tests and benchmarks), so `import solitaire_env`
+    # never loads JAX.
+    "jax": {"engine", "jax", "parallel", "package"},
 }
 
 
@@ -101,11 +105,13 @@ def test_every_import_keeps_to_the_layers(path):
     assert not wrong, f"{path.relative_to(ROOT)} runs up the layers:\n" + "\n".join(wrong)
 
 PROBE = """
-import importlib, json, pkgutil, sys
+import importlib, importlib.util, json, pkgutil, sys
 
 import solitaire_env
 
 modules = sorted(m.name for m in pkgutil.walk_packages(solitaire_env.__path__, "solitaire_env."))
+if importlib.util.find_spec("jax") is None:  # the JAX backend is an extra
+    modules = [m for m in modules if not m.startswith("solitaire_env.jax")]
 for name in modules:
     importlib.import_module(name)
 after_import = sorted(m for m in sys.modules if m == "solitaire_env.agents" or m.startswith("solitaire_env.agents."))
@@ -136,3 +142,29 @@ def test_no_engine_module_or_solve_imports_the_agents():
     assert out["ray"] is False
     assert out["rollouts"] > 0 and out["nodes"] >= 3000  # the guided search ran, rollouts and all
     assert out["after_solve"] == []
+
+
+JAX_PROBE = """
+import sys
+
+import gymnasium as gym
+import numpy as np
+
+import solitaire_env
+from solitaire_env.tools import cli  # noqa: F401  (the widest layer)
+
+env = gym.make("RankAndFile-v0")
+env.reset(seed=0)
+env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+vec = gym.make_vec("Rainbow-v0", num_envs=2)
+vec.reset(seed=0)
+print(sorted(m for m in sys.modules if m == "jax" or m.startswith(("jax.", "solitaire_env.jax"))))
+"""
+
+
+def test_importing_solitaire_env_and_playing_never_loads_jax():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", JAX_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]"

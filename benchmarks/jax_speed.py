@@ -1,0 +1,123 @@
+"""The JAX backend's speed beside the numba batched env, in one run (docs/jax.md).
+
+    python benchmarks/jax_speed.py [--ns 1024,16384,131072] [--env-steps 2000000] [--reps 3] [--json FILE]
+
+For each N, Rank and File:
+
+* JAX: ``jax.jit`` of a ``lax.scan`` over ``jax.vmap(env.step)``, so no Python runs per step. Each
+  step picks a uniformly random legal action per game (one random ``uint32`` a game: the k-th legal id),
+  plays it, and restarts a game that ended from its own deal. The games are ``jax.vmap(env.init)`` deals.
+* numba: ``gym.make_vec("RankAndFile-v0", num_envs=N)`` (autoreset NEXT_STEP) stepping uniform legal
+  picks made by a compiled loop (``benchmarks.kernels.pick_uniform``); pick and step are timed.
+
+Both play about ``--env-steps`` env steps a repetition (at least 8 steps of N games), after a warm-up
+that also compiles; the figure is the median of ``--reps`` repetitions, in env steps per second. JAX
+runs on its default backend (the CPU unless a GPU build of jaxlib finds a GPU): the table says which.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import gymnasium as gym  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import solitaire_env  # noqa: F401, E402  (registers the ids)
+from benchmarks.common import machine_info  # noqa: E402
+from benchmarks.kernels import pick_uniform  # noqa: E402
+from solitaire_env import jax as sj  # noqa: E402
+
+ENV_ID = "RankAndFile-v0"
+
+
+def jax_rollout(env: sj.Env, n: int, steps: int):
+    """A compiled function ``(state, first, key) -> state`` playing ``steps`` random legal steps of ``n`` games."""
+    step = jax.vmap(env.step)
+
+    def one(carry, key):
+        state, first = carry
+        mask = state.legal_action_mask
+        n_legal = jnp.maximum(mask.sum(axis=1), 1).astype(jnp.uint32)
+        k = (jax.random.bits(key, (n,), jnp.uint32) % n_legal).astype(jnp.int32)
+        action = jnp.argmax(jnp.cumsum(mask, axis=1) > k[:, None], axis=1).astype(jnp.int32)
+        state = step(state, action)
+        done = state.terminated | state.truncated
+        state = jax.tree.map(lambda f, s: jnp.where(done.reshape((n,) + (1,) * (s.ndim - 1)), f, s), first, state)
+        return (state, first), None
+
+    def run(state, first, key):
+        (state, _), _ = jax.lax.scan(one, (state, first), jax.random.split(key, steps))
+        return state
+
+    return jax.jit(run)
+
+
+def bench_jax(n: int, steps: int, reps: int) -> float:
+    env = sj.make(ENV_ID)
+    first = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(0), n))
+    run = jax_rollout(env, n, steps)
+    state = run(first, first, jax.random.key(1))  # compiles, and warms up
+    jax.block_until_ready(state)
+    rates = []
+    for rep in range(reps):
+        t = time.perf_counter()
+        state = jax.block_until_ready(run(state, first, jax.random.key(2 + rep)))
+        rates.append(n * steps / (time.perf_counter() - t))
+    return statistics.median(rates)
+
+
+def bench_numba(n: int, steps: int, reps: int) -> float:
+    env = gym.make_vec(ENV_ID, num_envs=n)
+    seeds = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    picked = np.empty(n, dtype=np.int64)
+    _, info = env.reset(seed=0)
+    for _ in range(3):  # warm up
+        _, _, _, _, info = env.step(pick_uniform(info["action_mask"], seeds, picked))
+    rates = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        for _ in range(steps):
+            _, _, _, _, info = env.step(pick_uniform(info["action_mask"], seeds, picked))
+        rates.append(n * steps / (time.perf_counter() - t))
+    env.close()
+    return statistics.median(rates)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ns", default="1024,16384,131072", help="comma-separated batch sizes")
+    parser.add_argument("--env-steps", type=int, default=2_000_000, help="env steps a repetition, about")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args(argv)
+    ns = [int(x) for x in args.ns.split(",")]
+    device = jax.devices()[0]
+    out = {"env_id": ENV_ID, "machine": machine_info(), "jax": jax.__version__, "jax_backend": jax.default_backend(),
+           "jax_device": str(device.device_kind), "rows": []}
+    print(f"{ENV_ID}: env steps/s, median of {args.reps}; JAX {jax.__version__} on {jax.default_backend()} "
+          f"({device.device_kind}); CPU {out['machine']['cpu']}, {out['machine']['usable_cores']} usable cores")
+    print(f"{'N':>8} {'steps':>6} {'JAX jit(vmap(step))':>20} {'numba make_vec':>15} {'JAX / numba':>12}")
+    for n in ns:
+        steps = max(8, args.env_steps // n)
+        j = bench_jax(n, steps, args.reps)
+        b = bench_numba(n, steps, args.reps)
+        out["rows"].append({"num_envs": n, "steps": steps, "jax_steps_per_s": j, "numba_steps_per_s": b})
+        print(f"{n:>8,} {steps:>6} {j:>20,.0f} {b:>15,.0f} {j / b:>12.2f}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+    return out
+
+
+if __name__ == "__main__":
+    main()
