@@ -186,16 +186,16 @@ def make_rollout(env: sj.Env, agent: Agent, args: Args):
         # A truncated game would have gone on: its return continues past the cut with the value of its last
         # observation, added to the reward here (done still cuts GAE); a terminated one is worth 0 after.
         cut = after.truncated & ~after.terminated
-        last_value = jax.lax.cond(cut.any(), lambda: agent.apply(params, after.observation,
-                                                                 after.legal_action_mask)[1], lambda: value * 0)
+        last_value = jax.lax.cond(cut.any(), lambda: agent.apply(params, after.observation, after.legal_action_mask)[1],
+                                  lambda: jnp.zeros_like(value))  # the second forward pass only when needed
         reward = after.reward + args.gamma * jnp.where(cut, last_value, 0.0)
         valid = ~(state.terminated | state.truncated)
         cards = jnp.where(done & valid, foundation_cards(env, after), 0).astype(jnp.float32)
         # Autoreset in the scan: a game that ended is replaced by a fresh deal, whose first observation is
         # the next step's input; this transition keeps the ending step's reward and done.
         fresh = jax.lax.cond(done.any(), lambda: init(jax.random.split(k_deal, args.num_envs)), lambda: after)
-        nxt = jax.tree.map(lambda new, old: jnp.where(jnp.reshape(done, (-1,) + (1,) * (old.ndim - 1)), new, old),
-                             fresh, after)
+        nxt = jax.tree.map(lambda new, old: jnp.where(done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old),
+                           fresh, after)
         t = Transition(state.observation, state.legal_action_mask, action, logp, value, reward, done, valid, cards)
         return (params, nxt, key), t
 
@@ -307,6 +307,7 @@ def main(args: Args) -> None:
     if args.eval_episodes:
         report("before training", evaluate, params, env, args.eval_episodes)
 
+    # The clock includes compiling the update (the first call): the steps/s are what a run costs.
     start, cards, episodes = time.time(), 0.0, 0
     for i in range(1, num_updates + 1):
         runner, (card_sum, ended) = update(runner)
