@@ -298,7 +298,7 @@ def main(args: Args) -> None:
     agent = make_agent(env, args)
     batch = args.num_envs * args.num_steps
     num_updates = max(1, math.ceil(args.total_timesteps / batch))
-    key, k_init, k_deal, k_run = jax.random.split(jax.random.key(args.seed), 4)
+    _, k_init, k_deal, k_run = jax.random.split(jax.random.key(args.seed), 4)
     first = jax.vmap(env.init)(jax.random.split(k_deal, args.num_envs))
     params = agent.init(k_init, first.observation, first.legal_action_mask)
     tx = optax.chain(optax.clip_by_global_norm(args.max_grad_norm), optax.adam(args.learning_rate, eps=1e-5))
