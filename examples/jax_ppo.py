@@ -1,7 +1,7 @@
 """Masked PPO in one file on the JAX backend (solitaire_env.jax): the whole update compiled, PureJaxRL style.
 
-Run: python examples/jax_ppo.py                        (Rainbow, 300k steps: 1-2 minutes on 2 CPU cores)
-     python examples/jax_ppo.py --num-envs 16          (cleanrl_ppo.py's batch: 4x the updates, learns more in 300k)
+Run: python examples/jax_ppo.py                        (Rainbow, 300k steps: about 2 minutes on 2 CPU cores)
+     python examples/jax_ppo.py --num-envs 64          (4x the games a rollout, a quarter of the updates)
      python examples/jax_ppo.py --env-id NumberTen-v0 --total-timesteps 100000 --save params.msgpack
      SOLITAIRE_ENV_STEPS=2048 python examples/jax_ppo.py --num-envs 8 --num-steps 32   (a smoke test)
 
@@ -47,8 +47,8 @@ class Args:
     """seed of the network's initialisation, the sampling and the training deals"""
     total_timesteps: int = 300_000
     """env steps in all games together, rounded up to whole updates (the SOLITAIRE_ENV_STEPS env var overrides it)"""
-    num_envs: int = 64
-    """games stepped together (vmap)"""
+    num_envs: int = 16
+    """games stepped together (vmap); 16, as examples/cleanrl_ppo.py: more would mean fewer updates in a budget"""
     num_steps: int = 128
     """steps per game in each rollout"""
     learning_rate: float = 3e-4
