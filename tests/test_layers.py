@@ -34,10 +34,10 @@ MAY_IMPORT = {
     "tools": {"engine", "envs", "solver", "agents", "tools", "parallel", "package"},
     "package": {"engine", "envs"},
     "parallel": set(),
-    # The JAX backend (solitaire_env/jax/): the rules again on the engine's layout. It takes the env ids from
-    # the package (ENV_IDS); no other layer imports it (only tests and benchmarks), so `import solitaire_env`
-    # never loads JAX.
-    "jax": {"engine", "jax", "parallel", "package"},
+    # The JAX backend (solitaire_env/jax/): the rules again on the engine's layout, beside the envs: it takes
+    # the env ids and the reward from them. No other layer imports it (only tests and benchmarks), so
+    # `import solitaire_env` never loads JAX.
+    "jax": {"engine", "envs", "jax", "parallel", "package"},
 }
 
 

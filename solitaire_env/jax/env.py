@@ -12,22 +12,22 @@ truncated) ignores actions, returning its state with reward 0.
 
 from __future__ import annotations
 
-import math
+from dataclasses import asdict, fields
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from solitaire_env import ENV_IDS
 from solitaire_env.engine.state import check_seed, deal
 from solitaire_env.engine.variant import Variant
+from solitaire_env.envs.registration import ENV_IDS
+from solitaire_env.envs.reward import Reward
 from solitaire_env.jax import rules
 from solitaire_env.jax.layout import Layout, deal_plan, lay_out, pack, unpack
 
-# The env's reward coefficients and their defaults (solitaire_env.envs.reward.Reward; a test checks
-# the two agree).
-REWARD_DEFAULTS = {"illegal_penalty": 0.01, "win_bonus": 0.0, "step_penalty": 0.0, "reveal_bonus": 0.0}
+# The env's reward coefficients and their defaults, read off the env's own Reward.
+REWARD_DEFAULTS = {f.name: f.default for f in fields(Reward)}
 
 
 class State(NamedTuple):
@@ -57,13 +57,6 @@ class State(NamedTuple):
     to_win: jax.Array
 
 
-def _coefficient(name: str, value: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) \
-            or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
-
-
 class Env:
     """One game's rules as pure JAX functions; :func:`make` builds one from an env id."""
 
@@ -80,7 +73,7 @@ class Env:
         self.variant = variant
         self.layout = Layout.of(variant)
         self.max_episode_steps = int(max_episode_steps)
-        self.reward = {name: _coefficient(name, reward.get(name, default)) for name, default in REWARD_DEFAULTS.items()}
+        self.reward = asdict(Reward(**reward))  # Reward checks each coefficient, as the Gymnasium env's does
         self._plan = deal_plan(self.layout)
         self._actions = np.asarray(variant.actions, dtype=np.int32)  # a constant of the compiled step
         self._mask_index = rules.mask_index(self.layout, variant.actions)
