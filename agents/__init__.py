@@ -8,7 +8,9 @@
 :mod:`solitaire_env.agents.heuristic`; ``search`` (or ``search:WxN``): the determinized search agent of
 :mod:`solitaire_env.agents.search`; a path to a ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
 (:mod:`agents.ppo`, needs the ``train`` extra), or to a training run directory: its
-``best_model.zip``, else its ``final_model.zip``; ``sample:PATH``: that checkpoint's policy sampled
+``best_model.zip``, else its ``final_model.zip``; a ``.msgpack`` file (or a run directory holding
+``best_model.msgpack``): a policy trained on the JAX backend (:mod:`agents.jax_policy`, needs the ``jax``
+extra); ``sample:PATH``: that checkpoint's policy sampled
 instead of played greedily; ``pretrained``: the game's shipped policy (``agents/pretrained/<game>.zip``,
 a :class:`~solitaire_env.agents.move_scorer.MoveScorerPolicy` trained by ``configs/<game>.yaml`` (the recipe); needs the
 ``train`` extra), which plays in the env options it was trained with (:attr:`Agent.env_kwargs`).
@@ -69,13 +71,26 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
     # "sample:PATH" plays the checkpoint's policy by sampling instead of greedily.
     sample = name_or_path.startswith("sample:")
     path = name_or_path.removeprefix("sample:")
+    if _is_jax_policy(path):
+        from solitaire_env.agents.jax_policy import JaxPolicyAgent  # imports JAX: only when asked for
+
+        return JaxPolicyAgent.load(path, env_id, name=name_or_path, deterministic=not sample)
     looks_like_path = path.endswith(".zip") or os.sep in path or "/" in path
     if looks_like_path or os.path.exists(path):
         from solitaire_env.agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
 
         return MaskablePPOAgent.load(path, env_id, name=name_or_path, deterministic=not sample)
     raise ValueError(f"unknown agent {name_or_path!r}: use random, heuristic, search, search:WxN, pretrained, "
-                     "the path of a MaskablePPO .zip checkpoint or of a run directory, or sample:PATH")
+                     "the path of a MaskablePPO .zip or JAX .msgpack checkpoint or of a run directory, or sample:PATH")
+
+
+def _is_jax_policy(path: str) -> bool:
+    """A JAX backend's policy file (``.msgpack``), or a run directory holding one and no SB3 model."""
+    if path.endswith(".msgpack"):
+        return True
+    models = ("best_model", "final_model")
+    return os.path.isdir(path) and any(os.path.isfile(os.path.join(path, m + ".msgpack")) for m in models) \
+        and not any(os.path.isfile(os.path.join(path, m + ".zip")) for m in models)
 
 
 __all__ = ["AGENT_NAMES", "Agent", "HeuristicAgent", "RandomAgent", "make_agent", "pretrained_path"]

@@ -23,8 +23,9 @@ REPO = Path(__file__).resolve().parent.parent
 CLEANRL = [sys.executable, str(REPO / "examples" / "cleanrl_ppo.py"), "--eval-episodes", "0"]
 
 
-def sb3_steps_per_second(steps: int) -> float:
-    """MaskablePPO on configs/quick.yaml (its policy and hyperparameters), ``steps`` steps, no callbacks."""
+def sb3_steps_per_second(steps: int, device: str = "cpu") -> float:
+    """MaskablePPO on configs/quick.yaml (its policy and hyperparameters), ``steps`` steps, no callbacks;
+    the learner on ``device`` (the env on the CPU)."""
     import torch
 
     from solitaire_env.envs.sb3 import make_sb3_vec_env
@@ -33,7 +34,7 @@ def sb3_steps_per_second(steps: int) -> float:
     config = load_config(REPO / "configs" / "quick.yaml")
     torch.set_num_threads(1)
     venv = make_sb3_vec_env(config.env_id, n_envs=config.n_envs, seed=0, deals=config.deals, **config.env_kwargs)
-    model = build_model(config, venv)
+    model = build_model(config, venv, device=device)
     start = time.perf_counter()
     model.learn(steps)
     rate = steps / (time.perf_counter() - start)

@@ -1,6 +1,8 @@
-"""The JAX backend's speed beside the numba batched env, in one run (docs/jax.md).
+"""The JAX backend's speed beside the numba batched env, and its PPO beside the SB3 recipe, in one run (docs/jax.md).
 
-    python benchmarks/jax_speed.py [--ns 1024,16384,131072] [--env-steps 2000000] [--reps 3] [--json FILE]
+    python benchmarks/jax_speed.py [--ns 1024,16384,131072] [--env-steps 2000000] [--reps 3]
+                                   [--ppo 16x128,256x128] [--ppo-updates 5] [--sb3-steps 50000]
+                                   [--sb3-device cpu] [--json FILE]
 
 For each N, Rank and File:
 
@@ -13,6 +15,16 @@ For each N, Rank and File:
 Both play about ``--env-steps`` env steps a repetition (at least 8 steps of N games), after a warm-up
 that also compiles; the figure is the median of ``--reps`` repetitions, in env steps per second. JAX
 runs on its default backend (the CPU unless a GPU build of jaxlib finds a GPU): the table says which.
+
+PPO end to end, Rainbow, ``configs/quick.yaml``'s network and hyperparameters (4 epochs of 4
+minibatches, a 256-wide card embedding, 128-wide heads) with each ``--ppo`` row's games x steps a
+rollout:
+
+* JAX: ``solitaire_env.tools.jax_ppo.make_update`` (rollout, GAE and the epochs in one compiled call):
+  the first update (compiling it included) timed alone, then ``--ppo-updates`` updates;
+* SB3: sb3-contrib's MaskablePPO on the numba batched env, ``configs/quick.yaml`` as it is (16 envs x 128
+  steps), ``--sb3-steps`` steps, the learner on ``--sb3-device`` (``cuda`` on a GPU machine), one torch
+  thread; ``--sb3-steps 0`` leaves it out.
 """
 
 from __future__ import annotations
@@ -94,11 +106,46 @@ def bench_numba(n: int, steps: int, reps: int) -> float:
     return statistics.median(rates)
 
 
+def peak_memory_gib() -> float | None:
+    """The JAX device's peak memory in use so far, in GiB (GPUs report it; the CPU does not: None)."""
+    stats = jax.devices()[0].memory_stats() or {}
+    return round(stats["peak_bytes_in_use"] / 2**30, 2) if "peak_bytes_in_use" in stats else None
+
+
+def bench_jax_ppo(n_envs: int, n_steps: int, updates: int) -> dict:
+    """Env steps per second of the JAX PPO at ``n_envs`` x ``n_steps`` a rollout (quick.yaml's other settings)."""
+    from solitaire_env.agents.jax_policy import init_params
+    from solitaire_env.tools.config import load_config
+    from solitaire_env.tools.jax_ppo import make_update, start
+    from solitaire_env.tools.jax_training import network_of, settings_of
+
+    config = load_config(REPO / "configs" / "quick.yaml", ["backend=jax", f"n_envs={n_envs}",
+                                                           f"hyperparams.n_steps={n_steps}",
+                                                           f"hyperparams.batch_size={n_envs * n_steps // 4}"])
+    env, net, settings = sj.make(config.env_id, **config.env_kwargs), network_of(config), settings_of(config)
+    k_init, k_run = jax.random.split(jax.random.key(0))
+    runner = start(env, net, settings, init_params(net, k_init), k_run)
+    update = make_update(env, net, settings)
+    t = time.perf_counter()
+    runner = jax.block_until_ready(update(runner)[0])
+    first = time.perf_counter() - t
+    t = time.perf_counter()
+    for _ in range(updates):
+        runner = update(runner)[0]
+    jax.block_until_ready(runner)
+    return {"n_envs": n_envs, "n_steps": n_steps, "updates": updates, "first_update_s": round(first, 2),
+            "steps_per_s": updates * settings.batch / (time.perf_counter() - t)}
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ns", default="1024,16384,131072", help="comma-separated batch sizes")
     parser.add_argument("--env-steps", type=int, default=2_000_000, help="env steps a repetition, about")
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--ppo", default="16x128,256x128", help="PPO rows, games x steps a rollout; empty: none")
+    parser.add_argument("--ppo-updates", type=int, default=5, help="timed updates a PPO row, after the first")
+    parser.add_argument("--sb3-steps", type=int, default=50_000, help="steps of the SB3 recipe; 0: not run")
+    parser.add_argument("--sb3-device", default="cpu", help="where SB3's learner runs: cpu or cuda")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
     ns = [int(x) for x in args.ns.split(",")]
@@ -112,8 +159,30 @@ def main(argv: list[str] | None = None) -> dict:
         steps = max(8, args.env_steps // n)
         j = bench_jax(n, steps, args.reps)
         b = bench_numba(n, steps, args.reps)
-        out["rows"].append({"num_envs": n, "steps": steps, "jax_steps_per_s": j, "numba_steps_per_s": b})
-        print(f"{n:>8,} {steps:>6} {j:>20,.0f} {b:>15,.0f} {j / b:>12.2f}", flush=True)
+        peak = peak_memory_gib()
+        out["rows"].append({"num_envs": n, "steps": steps, "jax_steps_per_s": j, "numba_steps_per_s": b,
+                            "jax_peak_memory_gib": peak})
+        memory = f"  (JAX peak memory so far {peak} GiB)" if peak is not None else ""
+        print(f"{n:>8,} {steps:>6} {j:>20,.0f} {b:>15,.0f} {j / b:>12.2f}{memory}", flush=True)
+    out["ppo"] = []
+    if args.ppo or args.sb3_steps:
+        print("\nPPO on Rainbow-v0, configs/quick.yaml's network and hyperparameters: env steps/s end to end")
+    for row in filter(None, args.ppo.split(",")):
+        n_envs, n_steps = (int(x) for x in row.split("x"))
+        r = bench_jax_ppo(n_envs, n_steps, args.ppo_updates)
+        peak = peak_memory_gib()
+        out["ppo"].append({"learner": "jax", **r, "jax_peak_memory_gib": peak})
+        memory = f"; JAX peak memory so far {peak} GiB" if peak is not None else ""
+        print(f"JAX PPO, {n_envs} games x {n_steps} steps: {r['steps_per_s']:,.0f} steps/s "
+              f"(first update, compiling included: {r['first_update_s']} s{memory})", flush=True)
+    if args.sb3_steps:
+        from benchmarks.cleanrl_vs_sb3 import sb3_steps_per_second
+
+        rate = sb3_steps_per_second(args.sb3_steps, device=args.sb3_device)
+        out["ppo"].append({"learner": f"sb3 ({args.sb3_device})", "n_envs": 16, "n_steps": 128,
+                           "steps": args.sb3_steps, "steps_per_s": rate})
+        print(f"SB3 MaskablePPO (learner on {args.sb3_device}, numba env on the CPU), 16 games x 128 steps: "
+              f"{rate:,.0f} steps/s", flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return out

@@ -6,7 +6,8 @@ finishes, in whatever order they finish. The caller writes its rows as they come
 result-writing path serves every backend (:class:`Backend`):
 
 * ``Backend()``: every task in this process, one after another;
-* ``Backend(jobs=J)``: ``J`` local worker processes;
+* ``Backend(jobs=J)``: ``J`` local worker processes (forks of this one; started fresh from a fork
+  server, the context pickled, once JAX is loaded here, since a fork of JAX's threads can deadlock);
 * ``Backend(ray=ADDRESS)``: one Ray task per item (``ADDRESS`` as ``ray.init`` takes it: ``"auto"``
   for a running cluster, ``"ray://host:10001"`` for a remote one, ``""`` to start a local one; a
   process that has already called ``ray.init`` keeps its cluster).
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -128,10 +130,15 @@ def _process_task(fn: Callable[[Any, T], R], task: T) -> R | TaskError:
 
 def _run_processes(fn: Callable[[Any, T], R], tasks: Sequence[T], context: Any,
                    jobs: int) -> Iterator[tuple[int, R | TaskError]]:
+    import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+    # A fork of a process that runs JAX's threads (a JAX policy loaded) can deadlock in the child, as JAX
+    # warns: then the workers start fresh from a fork server, and the context travels pickled.
+    start = multiprocessing.get_context("forkserver") if "jax" in sys.modules else None
     # The context goes to each worker once, through the initializer, rather than with every task.
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_set_process_context, initargs=(context,))
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=start, initializer=_set_process_context,
+                               initargs=(context,))
     try:
         pending = {pool.submit(_process_task, fn, task): i for i, task in enumerate(tasks)}
         while pending:

@@ -134,7 +134,7 @@ def test_set_overrides_dotted_keys_as_yaml_values(tmp_path):
 
 @pytest.mark.parametrize("item, match", [
     ("n_envs=abc", r"--set n_envs=abc: 'n_envs' must be int, got str 'abc'"),
-    ("nope=3", r"--set nope=3: unknown key 'nope'; known keys: checkpoint_freq"),
+    ("nope=3", r"--set nope=3: unknown key 'nope'; known keys: backend, checkpoint_freq"),
     ("hyperparams.learning_rat=1e-4", r"--set hyperparams.learning_rat=1e-4: unknown hyperparameter 'learning_rat'"),
     ("eval.every=3", r"--set eval.every=3: unknown eval key\(s\) every; known: freq, episodes, seed, deterministic"),
     ("pretrain.beta=2", r"--set pretrain.beta=2: 'pretrain.beta' must be between 0 and 1"),

@@ -1,4 +1,5 @@
-"""examples/jax_ppo.py: a run end to end on a tiny budget, and its parts (rollout, autoreset, GAE) on their own."""
+"""The JAX backend's PPO (solitaire_env/tools/jax_ppo.py): examples/jax_ppo.py end to end on a tiny budget, and
+the parts (rollout, autoreset, GAE, evaluation) on their own."""
 
 from __future__ import annotations
 
@@ -18,19 +19,20 @@ pytest.importorskip("optax")
 import jax.numpy as jnp  # noqa: E402
 
 from solitaire_env import jax as sj  # noqa: E402
+from solitaire_env.agents.jax_policy import init_params, load_policy, make_network  # noqa: E402
+from solitaire_env.tools import jax_ppo  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "examples"))
-import jax_ppo  # noqa: E402
 
 REPORT = r"{} training: validation mean foundation cards ([\d.]+), win rate ([\d.]+) \((\d+) deals\)"
 
 
 def test_jax_ppo_trains_and_reports(tmp_path: Path) -> None:
+    """examples/jax_ppo.py end to end on a tiny budget, then docs/jax.md's loop."""
     steps = 2048
     env = {**os.environ, "SOLITAIRE_ENV_STEPS": str(steps),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    args = ["--num-envs", "8", "--num-steps", "32", "--eval-episodes", "4", "--save", str(tmp_path / "params.msgpack")]
+    args = ["--n-envs", "8", "--n-steps", "32", "--eval-episodes", "4", "--save", str(tmp_path / "policy.msgpack")]
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "jax_ppo.py"), *args], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -43,18 +45,35 @@ def test_jax_ppo_trains_and_reports(tmp_path: Path) -> None:
         assert found, out
         cards, win_rate, n = float(found.group(1)), float(found.group(2)), int(found.group(3))
         assert n == 4 and 0.0 <= cards <= 52.0 and 0.0 <= win_rate <= 1.0
-    assert (tmp_path / "params.msgpack").stat().st_size > 0
+    net, _, meta = load_policy(tmp_path / "policy.msgpack")
+    assert meta["env_id"] == "Rainbow-v0" and net.net_arch == (128,)
+
+    # docs/jax.md's few-line loop, at these sizes: the same programs, so JAX's compilation cache has them.
+    text = (ROOT / "docs" / "jax.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    (loop,) = [b for b in blocks if "make_update" in b]
+    small = {"n_envs=16, n_steps=128, batch_size=512": "n_envs=8, n_steps=32, batch_size=64",
+             "range(150)": "range(2)", "np.arange(10_000, 10_200)": "np.arange(10_000, 10_004)"}
+    for big, little in small.items():
+        assert big in loop, big
+        loop = loop.replace(big, little)
+    (tmp_path / "policy.msgpack").unlink()
+    done = subprocess.run([sys.executable, "-c", loop], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "validation win rate" in done.stdout
+    assert load_policy(tmp_path / "policy.msgpack")[2]["env_id"] == "Rainbow-v0"
 
 
 def test_rollout_samples_legal_moves_and_resets_finished_games() -> None:
     """Over a rollout every sampled action of a running game is legal, and a game cut by the time limit
     (5 steps here) ends that transition and is replaced by a fresh deal, so it ends again 5 steps on."""
-    args = jax_ppo.Args(num_envs=8, num_steps=40, embed_dim=16, hidden_dim=8)
+    settings = jax_ppo.PPOSettings(n_envs=8, n_steps=40)
     env = sj.make("Rainbow-v0", max_episode_steps=5)
-    agent = jax_ppo.make_agent(env, args)
-    state = jax.vmap(env.init)(jax.random.split(jax.random.key(1), args.num_envs))
-    params = agent.init(jax.random.key(2), state.observation, state.legal_action_mask)
-    _, _, traj = jax.jit(jax_ppo.make_rollout(env, agent, args))(params, state, jax.random.key(3))
+    net = make_network("Rainbow-v0", features_dim=16, net_arch=[8])
+    state = jax.vmap(env.init)(jax.random.split(jax.random.key(1), settings.n_envs))
+    params = init_params(net, jax.random.key(2))
+    _, _, traj = jax.jit(jax_ppo.make_rollout(env, net, settings))(params, state, jax.random.key(3))
     mask, action, valid = np.asarray(traj.mask), np.asarray(traj.action), np.asarray(traj.valid)
     picked = np.take_along_axis(mask, action[..., None], axis=2)[..., 0]
     assert valid.all() and picked.all()
@@ -64,7 +83,7 @@ def test_rollout_samples_legal_moves_and_resets_finished_games() -> None:
     cards = np.asarray(traj.cards)
     assert (cards[done] >= 1).all() and (cards[~done] == 0).all()
     # The embedding gathers max_present entries: never fewer than an observation's non-zero ones.
-    assert (np.count_nonzero(np.asarray(traj.obs), axis=2) <= agent.max_present).all()
+    assert (np.count_nonzero(np.asarray(traj.obs), axis=2) <= net.max_present).all()
 
 
 def test_gae_by_hand() -> None:

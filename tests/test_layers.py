@@ -31,12 +31,12 @@ MAY_IMPORT = {
     "envs": {"engine", "envs", "parallel", "package"},  # "import solitaire_env" registers the ids
     "solver": {"engine", "solver", "parallel"},
     "agents": {"engine", "envs", "solver", "agents", "parallel", "package"},
-    "tools": {"engine", "envs", "solver", "agents", "tools", "parallel", "package"},
+    "tools": {"engine", "envs", "solver", "agents", "tools", "parallel", "package", "jax"},
     "package": {"engine", "envs"},
     "parallel": set(),
     # The JAX backend (solitaire_env/jax/): the rules again on the engine's layout, beside the envs: it takes
-    # the env ids and the reward from them. No other layer imports it (only tests and benchmarks), so
-    # `import solitaire_env` never loads JAX.
+    # the env ids and the reward from them. Only the tools' JAX training (solitaire_env/tools/jax_*.py, loaded
+    # by a backend: jax config) imports it, besides tests and benchmarks, so `import solitaire_env` never loads JAX.
     "jax": {"engine", "envs", "jax", "parallel", "package"},
 }
 
@@ -111,7 +111,7 @@ import solitaire_env
 
 modules = sorted(m.name for m in pkgutil.walk_packages(solitaire_env.__path__, "solitaire_env."))
 if importlib.util.find_spec("jax") is None:  # the JAX backend is an extra
-    modules = [m for m in modules if not m.startswith("solitaire_env.jax")]
+    modules = [m for m in modules if not m.startswith(("solitaire_env.jax", "solitaire_env.tools.jax_"))]
 for name in modules:
     importlib.import_module(name)
 after_import = sorted(m for m in sys.modules if m == "solitaire_env.agents" or m.startswith("solitaire_env.agents."))

@@ -102,8 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.set_defaults(run=_evaluate, command_parser=ev)
 
     tr = commands.add_parser(
-        "train", help="train MaskablePPO from a YAML config",
-        description="Train MaskablePPO as CONFIG says (see configs/); the run directory gets checkpoints, "
+        "train", help="train MaskablePPO (or PPO on the JAX backend) from a YAML config",
+        description="Train MaskablePPO as CONFIG says (see configs/; backend: jax trains on the JAX backend); "
+                    "the run directory gets checkpoints, "
                     "TensorBoard logs, evaluations, the final model and a learning curve.")
     tr.add_argument("config", metavar="CONFIG", help="YAML training config, e.g. configs/rainbow.yaml")
     tr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
@@ -295,7 +296,7 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from solitaire_env.agents import make_agent
         from solitaire_env.tools.evaluation import evaluate
 
-        model = run_dir / "final_model.zip"
+        model = run_dir / ("final_model.msgpack" if config.backend == "jax" else "final_model.zip")
         agents = {name: make_agent(name, config.env_id, seed=0) for name in ("random", "heuristic")}
         agents["ppo"] = make_agent(str(model), config.env_id, seed=0)
         result = evaluate(config.env_id, agents, args.evaluate, seed=0, progress=not args.no_progress)

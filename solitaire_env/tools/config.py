@@ -74,6 +74,9 @@ class PretrainConfig:
 class TrainConfig:
     env_id: str
     total_timesteps: int = field(metadata={"check": "positive"})  # 0 too, with a pretrain section
+    # "sb3": sb3-contrib's MaskablePPO on the numba batched env; "jax": the JAX backend's compiled PPO
+    # (solitaire_env.tools.jax_training), CardCodesPolicy's network, the same hyperparameters.
+    backend: str = "sb3"
     n_envs: int = _opt(16, "positive")
     seed: int = 0
     deals: str = "train"  # the training envs' deals: "train" or "A:B" inside the train split
@@ -100,6 +103,14 @@ class TrainConfig:
 SECTIONS = ("hyperparams", "policy_kwargs", "env_kwargs", "eval", "pretrain")  # merged key by key
 PRETRAIN_AGENTS = ("heuristic", "search")  # search also as search:WxN (solitaire_env.agents.make_agent)
 POLICIES = ("CardCodesPolicy", "MlpPolicy", "MultiInputPolicy", "MoveScorerPolicy")
+BACKENDS = ("sb3", "jax")
+# What the JAX backend takes: PPO's hyperparameters by SB3's names (solitaire_env.tools.jax_ppo.PPOSettings),
+# CardCodesPolicy's sizes, and the options of the JAX env (the reward's coefficients; its rules and
+# observation are the Gymnasium env's defaults).
+JAX_HYPERPARAMS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
+                   "ent_coef", "vf_coef", "max_grad_norm")
+JAX_POLICY_KWARGS = ("features_dim", "net_arch")
+JAX_ENV_KWARGS = ("illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus")
 # The observation modes each policy reads (SB3's MlpPolicy one-hots a MultiDiscrete itself).
 POLICY_OBS_MODES = {"CardCodesPolicy": ("codes",), "MlpPolicy": ("codes", "onehot"),
                     "MultiInputPolicy": ("dict", "piles"), "MoveScorerPolicy": ("piles",)}
@@ -316,7 +327,12 @@ def parse_config(raw: Any, where: str = "config", origins: dict[str, str] | None
         raise ConfigError(f"{src('env_kwargs.action_features')}: policy MoveScorerPolicy scores moves by their "
                           "features: set env_kwargs.action_features: true")
     _check_deals(raw.get("deals", "train"), src("deals"))
-    _check_hyperparams(raw.get("hyperparams", {}), src)
+    if raw.get("backend", "sb3") not in BACKENDS:
+        raise ConfigError(f"{src('backend')}: backend must be one of {', '.join(BACKENDS)}, got {raw['backend']!r}")
+    if raw.get("backend") == "jax":
+        _check_jax(raw, src)
+    else:
+        _check_hyperparams(raw.get("hyperparams", {}), src)
 
     eval_raw = raw.get("eval", {})
     _check_fields(EvalConfig, eval_raw, src, "eval.")
@@ -405,6 +421,48 @@ def _check_hyperparams(hyper: dict, src: Any) -> None:
             raise ConfigError(f"{where}: hyperparams.{key} must be a positive integer, got {value!r}")
 
 
+def _check_jax(raw: dict, src: Any) -> None:
+    """What ``backend: jax`` can train: CardCodesPolicy on the default rules and observation, PPO's
+    hyperparameters, random training deals; no cloning and no warm start (those are SB3's)."""
+    if raw.get("policy", "MlpPolicy") != "CardCodesPolicy":
+        raise ConfigError(f"{src('policy')}: backend jax trains CardCodesPolicy's network; set policy: "
+                          f"CardCodesPolicy (got {raw.get('policy', 'MlpPolicy')!r})")
+    for section, allowed in (("policy_kwargs", JAX_POLICY_KWARGS), ("env_kwargs", JAX_ENV_KWARGS),
+                             ("hyperparams", JAX_HYPERPARAMS)):
+        values = dict(raw.get(section, {}))
+        if section == "env_kwargs" and values.get("obs_mode") == "codes":
+            values.pop("obs_mode")  # the default observation, said out loud
+        bad = sorted(set(values) - set(allowed))
+        if bad:
+            raise ConfigError(f"{src(section + '.' + bad[0])}: backend jax takes no {section}.{bad[0]}; "
+                              f"its {section}: {', '.join(allowed)}")
+    arch = raw.get("policy_kwargs", {}).get("net_arch")
+    if isinstance(arch, dict):
+        raise ConfigError(f"{src('policy_kwargs.net_arch')}: backend jax takes net_arch as one list of layer "
+                          "sizes (each head gets those layers)")
+    hyper = raw.get("hyperparams", {})
+    for key, value in hyper.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(f"{src('hyperparams.' + key)}: hyperparams.{key} must be a non-negative number, "
+                              f"got {value!r}")
+    try:
+        from solitaire_env.tools.jax_ppo import PPOSettings  # its checks are the settings' own
+    except ImportError as e:
+        raise ConfigError(f"{src('backend')}: backend jax needs JAX, flax and optax: pip install "
+                          f"'solitaire-env[jax]' ({e})") from None
+    try:
+        PPOSettings(n_envs=raw.get("n_envs", 16), **hyper)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{src('hyperparams')}: {e}") from None
+    if raw.get("deals", "train") != "train":
+        raise ConfigError(f"{src('deals')}: backend jax trains on random deals (jax.random shuffles), "
+                          f"not a numbered range: set deals: train (got {raw['deals']!r})")
+    for key in ("pretrain", "init_model"):
+        if raw.get(key) is not None:
+            raise ConfigError(f"{src(key)}: backend jax has no {key}: cloning and warm starts are the sb3 "
+                              "backend's")
+
+
 def _parse_pretrain(pre: dict, env_id: str, eval_config: EvalConfig, src: Any) -> PretrainConfig:
     _check_fields(PretrainConfig, pre, src, "pretrain.")
     config = PretrainConfig(**pre)
@@ -445,6 +503,6 @@ def describe_deals(config: TrainConfig) -> dict[str, str]:
     return deals
 
 
-__all__ = ["POLICIES", "POLICY_OBS_MODES", "PRETRAIN_AGENTS", "SECTIONS", "ConfigError", "EvalConfig",
+__all__ = ["BACKENDS", "POLICIES", "POLICY_OBS_MODES", "PRETRAIN_AGENTS", "SECTIONS", "ConfigError", "EvalConfig",
            "PretrainConfig", "TrainConfig", "apply_overrides", "describe_deals", "load_config", "parse_config",
            "resolve", "save_config"]

@@ -61,10 +61,10 @@ from solitaire_env.tools.pretraining import pretrain_deals, pretrain_policy, sel
 
 # What a run writes into its directory: what --overwrite deletes, and what marks a directory as holding a run.
 RUN_FILES = ("config.yaml", "summary.json", "pretrain.json", "pretrained_model.zip", "initial_model.zip",
-             "best_model.zip",
-             "selected_model.zip",
-             "final_model.zip", "evaluations.npz", "learning_curve.png", "evaluation.json", "evaluation.csv")
+             "best_model.zip", "selected_model.zip", "final_model.zip", "best_model.msgpack", "final_model.msgpack",
+             "evaluations.npz", "learning_curve.png", "evaluation.json", "evaluation.csv")
 RUN_DIRS = ("checkpoints", "tb", "pretrain")
+CHECKPOINT_SUFFIX = {"sb3": ".zip", "jax": ".msgpack"}  # the files in checkpoints/, by backend
 
 
 class RunDirError(ValueError):
@@ -93,7 +93,7 @@ def prepare_run_dir(out: Path, config: TrainConfig, resume: bool = False, overwr
         if differ:
             raise RunDirError(f"cannot resume {out}: its run used another config ({', '.join(differ)} differ); "
                               f"use --overwrite or another --output")
-        checkpoint = latest_checkpoint(out)
+        checkpoint = latest_checkpoint(out, CHECKPOINT_SUFFIX[config.backend])
         if checkpoint is not None:
             return checkpoint
         kept: tuple[str, ...] = ()
@@ -115,11 +115,12 @@ def prepare_run_dir(out: Path, config: TrainConfig, resume: bool = False, overwr
     return None
 
 
-def latest_checkpoint(out: Path) -> Path | None:
-    """The checkpoint with the most timesteps in ``out/checkpoints`` (``ppo_<steps>_steps.zip``), if any."""
+def latest_checkpoint(out: Path, suffix: str = ".zip") -> Path | None:
+    """The checkpoint with the most timesteps in ``out/checkpoints`` (``ppo_<steps>_steps.zip``, or
+    ``.msgpack`` for the JAX backend's), if any."""
     found = []
-    for path in (out / "checkpoints").glob("ppo_*_steps.zip"):
-        steps = path.name.removeprefix("ppo_").removesuffix("_steps.zip")
+    for path in (out / "checkpoints").glob(f"ppo_*_steps{suffix}"):
+        steps = path.name.removeprefix("ppo_").removesuffix(f"_steps{suffix}")
         if steps.isdigit():
             found.append((int(steps), path))
     return max(found)[1] if found else None
@@ -127,11 +128,17 @@ def latest_checkpoint(out: Path) -> Path | None:
 
 def train(config: TrainConfig, output_dir: str | Path | None = None, progress: bool = True, verbose: int = 0,
           resume: bool = False, overwrite: bool = False) -> Path:
-    """Train MaskablePPO as the config says; return the run directory.
+    """Train as the config says; return the run directory.
 
     A directory that holds a run is refused (``RunDirError``) unless ``resume`` (go on from its last
-    checkpoint) or ``overwrite`` (delete the run's files first) says which is meant.
+    checkpoint) or ``overwrite`` (delete the run's files first) says which is meant. A ``backend: jax``
+    config trains on the JAX backend (:func:`solitaire_env.tools.jax_training.train_jax`), into a run
+    directory of the same shape.
     """
+    if config.backend == "jax":
+        from solitaire_env.tools.jax_training import train_jax
+
+        return train_jax(config, output_dir=output_dir, progress=progress, resume=resume, overwrite=overwrite)
     import torch
     from stable_baselines3.common.callbacks import CheckpointCallback
 
@@ -255,8 +262,8 @@ def build_model(config: TrainConfig, venv: Any, **kwargs: Any) -> Any:
         policy_kwargs["activation_fn"] = activations[policy_kwargs["activation_fn"]]
     policy = {"CardCodesPolicy": CardCodesPolicy, "MoveScorerPolicy": MoveScorerPolicy}.get(config.policy,
                                                                                           config.policy)
-    return MaskablePPO(policy, venv, seed=config.seed, device="cpu", policy_kwargs=policy_kwargs,
-                       **config.hyperparams, **kwargs)
+    kwargs = {"device": "cpu", **kwargs}  # the CPU unless the caller says (benchmarks/jax_speed.py: cuda)
+    return MaskablePPO(policy, venv, seed=config.seed, policy_kwargs=policy_kwargs, **config.hyperparams, **kwargs)
 
 
 def check_init_model(config: TrainConfig) -> None:
@@ -354,7 +361,9 @@ def plot_learning_curve(run_dir: str | Path, out: str | Path | None = None) -> P
     ax.set_ylabel("evaluation return (config reward)")
     config_path = run_dir / "config.yaml"
     title = yaml.safe_load(config_path.read_text()).get("env_id", "") if config_path.is_file() else ""
-    ax.set_title(f"MaskablePPO on {title}" if title else "MaskablePPO")
+    backend = yaml.safe_load(config_path.read_text()).get("backend") if config_path.is_file() else None
+    name = "PPO (JAX)" if backend == "jax" else "MaskablePPO"
+    ax.set_title(f"{name} on {title}" if title else name)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
     fig.tight_layout()
