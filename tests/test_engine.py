@@ -3,13 +3,15 @@ the per-action rules, determinism, and the engine's bookkeeping (foundation and 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from solitaire_env import VARIANTS, Game
 from solitaire_env.engine import batched, core
 from solitaire_env.engine.state import deal, from_json, to_json
-from solitaire_env.engine.variant import O_DOWN, O_LEN
+from solitaire_env.engine.variant import O_DOWN, O_LEN, observation_fields
 
 VARIANT_NAMES = list(VARIANTS)
 
@@ -138,6 +140,7 @@ def _observe_reference(v, s):
         obs[sp[L.OB_REDEALS]] = s[sp[L.O_REDEALS]]
     if v.reserve:
         codes(sp[L.OB_RES], sp[L.O_RES], v.reserve, s[sp[L.O_RESDOWN]], s[sp[L.O_NRES]])
+    if v.base_from_deal:
         obs[sp[L.OB_BASE]] = base
     return obs
 
@@ -149,6 +152,17 @@ def test_observe_agrees_with_a_slot_by_slot_reference(variant):
     for g, m, s in _random_games(variant, games=40, max_moves=400, seed=3):
         core.observe(s, v.spec, obs)
         np.testing.assert_array_equal(obs, _observe_reference(v, s), err_msg=f"game {g} move {m}")
+
+
+def test_observe_writes_no_base_rank_where_the_deal_fixes_none():
+    # A reserve without a dealt base card has no base_rank field: observe must not write past the end.
+    v = dataclasses.replace(VARIANTS["rainbow"], name="rainbow-fixed-base", base_from_deal=False)
+    assert "base_rank" not in observation_fields(v)
+    s = deal(v, 1)
+    obs = np.full(v.obs_size + 1, -7, dtype=np.int16)
+    core.observe(s, v.spec, obs)
+    assert obs[-1] == -7
+    np.testing.assert_array_equal(obs[:-1], _observe_reference(v, s))
 
 
 # --- batches in threads ---------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from solitaire_env.engine.variant import (
     OB_NSTOCK,
     OB_REDEALS,
     OB_RES,
+    OB_SIZE,
     OB_STOCK,
     OB_TAB,
     OB_WASTE,
@@ -563,6 +564,8 @@ def observe(s, sp, obs) -> None:
     if res_cap > 0:
         _codes(obs[sp[OB_RES] : sp[OB_RES] + res_cap], s[sp[O_RES] : sp[O_RES] + res_cap], s[sp[O_RESDOWN]],
                s[sp[O_NRES]])
+    # The base rank has a field only where the deal fixes it (a reserve alone does not).
+    if sp[OB_SIZE] > sp[OB_BASE]:
         obs[sp[OB_BASE]] = base_rank
 
 
