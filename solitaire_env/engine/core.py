@@ -40,7 +40,6 @@ from solitaire_env.engine.variant import (
     OB_NSTOCK,
     OB_REDEALS,
     OB_RES,
-    OB_SIZE,
     OB_STOCK,
     OB_TAB,
     OB_WASTE,
@@ -48,6 +47,7 @@ from solitaire_env.engine.variant import (
     RESERVE_TO_FOUNDATION,
     RESERVE_TO_TABLEAU,
     SP_AUTOFILL,
+    SP_BASE,
     SP_CAP,
     SP_FOUND,
     SP_N_ACTIONS,
@@ -564,8 +564,7 @@ def observe(s, sp, obs) -> None:
     if res_cap > 0:
         _codes(obs[sp[OB_RES] : sp[OB_RES] + res_cap], s[sp[O_RES] : sp[O_RES] + res_cap], s[sp[O_RESDOWN]],
                s[sp[O_NRES]])
-    # The base rank has a field only where the deal fixes it (a reserve alone does not).
-    if sp[OB_SIZE] > sp[OB_BASE]:
+    if sp[SP_BASE]:  # the base rank has a field only where the deal fixes it (a reserve alone does not)
         obs[sp[OB_BASE]] = base_rank
 
 

@@ -23,12 +23,12 @@ TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY = 7, 8, 9
 # Indices into the int64 "spec" array handed to the compiled core.
 (
     SP_PILES, SP_CAP, SP_FOUND, SP_WRAP, SP_WHOLE, SP_TAB_TO_EMPTY, SP_AUTOFILL, SP_REDEALS,
-    SP_STOCK_CAP, SP_RES_CAP, SP_NCARDS, SP_N_ACTIONS, SP_STATE_SIZE,
+    SP_STOCK_CAP, SP_RES_CAP, SP_BASE, SP_NCARDS, SP_N_ACTIONS, SP_STATE_SIZE,
     O_TAB, O_LEN, O_DOWN, O_FSUIT, O_FCNT, O_STOCK, O_NSTOCK, O_WASTE, O_NWASTE,
     O_RES, O_NRES, O_RESDOWN, O_REDEALS, O_BASE,
     OB_TAB, OB_WASTE, OB_FOUND, OB_NSTOCK, OB_STOCK, OB_REDEALS, OB_RES, OB_BASE, OB_SIZE,
     A_FIRST,  # spec[A_FIRST + kind]: the first action id of that kind, -1 if the variant has none
-) = range(37)
+) = range(38)
 SP_LEN = A_FIRST + 10
 
 HIDDEN = 53  # observation code of a card the player cannot see
@@ -133,6 +133,7 @@ def _spec_array(v: Variant) -> np.ndarray:
     sp[SP_WRAP], sp[SP_WHOLE], sp[SP_TAB_TO_EMPTY] = v.wrap, v.whole_pile_moves, v.tableau_to_empty
     sp[SP_AUTOFILL], sp[SP_REDEALS] = v.auto_fill, v.redeals
     sp[SP_STOCK_CAP], sp[SP_RES_CAP], sp[SP_NCARDS] = v.stock_capacity, v.reserve, v.n_cards
+    sp[SP_BASE] = v.base_from_deal  # the deal fixes the base rank, which the observation then shows
     sp[SP_N_ACTIONS] = len(v.actions)
     sp[A_FIRST : A_FIRST + 10] = -1
     for a in range(len(v.actions) - 1, -1, -1):
