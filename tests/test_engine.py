@@ -133,7 +133,8 @@ def _observe_reference(v, s):
         n = s[sp[L.O_FCNT] + f]
         obs[sp[L.OB_FOUND] + f] = s[sp[L.O_FSUIT] + f] * 13 + (base + n - 1) % 13 + 1 if n else 0
     ns = s[sp[L.O_NSTOCK]]
-    obs[sp[L.OB_NSTOCK]] = ns
+    if v.stock_capacity:
+        obs[sp[L.OB_NSTOCK]] = ns
     if v.redeals:
         seen = s[sp[L.O_REDEALS]] < v.redeals  # after a redeal the stock is the seen waste
         codes(sp[L.OB_STOCK], sp[L.O_STOCK], v.stock_capacity, 0 if seen else ns, ns)
@@ -142,6 +143,9 @@ def _observe_reference(v, s):
         codes(sp[L.OB_RES], sp[L.O_RES], v.reserve, s[sp[L.O_RESDOWN]], s[sp[L.O_NRES]])
     if v.base_from_deal:
         obs[sp[L.OB_BASE]] = base
+    for c in range(v.cells):
+        card = s[sp[L.O_CELLS] + c]
+        obs[sp[L.OB_CELLS] + c] = card + 1 if card >= 0 else 0
     return obs
 
 

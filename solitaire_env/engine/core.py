@@ -18,10 +18,15 @@ from numba import njit
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
     A_FIRST,
+    CELL_TO_EMPTY,
+    CELL_TO_FOUNDATION,
+    CELL_TO_TABLEAU,
     DRAW,
     HIDDEN,
     MAX_RUN,
+    NO_CELL,
     O_BASE,
+    O_CELLS,
     O_DOWN,
     O_FCNT,
     O_FSUIT,
@@ -36,6 +41,7 @@ from solitaire_env.engine.variant import (
     O_TAB,
     O_WASTE,
     OB_BASE,
+    OB_CELLS,
     OB_FOUND,
     OB_NSTOCK,
     OB_REDEALS,
@@ -49,15 +55,18 @@ from solitaire_env.engine.variant import (
     SP_AUTOFILL,
     SP_BASE,
     SP_CAP,
+    SP_CELLS,
     SP_FOUND,
     SP_N_ACTIONS,
     SP_PILES,
     SP_REDEALS,
     SP_RES_CAP,
+    SP_RUN_LIMIT,
     SP_STOCK_CAP,
     SP_TAB_TO_EMPTY,
     SP_WHOLE,
     SP_WRAP,
+    TABLEAU_TO_CELL,
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_FOUNDATION,
     TABLEAU_TO_TABLEAU,
@@ -151,6 +160,44 @@ def lowest_empty_pile(s, sp) -> int:
 
 
 @_jit
+def empty_piles(s, sp) -> int:
+    total = 0
+    for p in range(sp[SP_PILES]):
+        total += s[sp[O_LEN] + p] == 0
+    return total
+
+
+@_jit
+def lowest_free_cell(s, sp) -> int:
+    for c in range(sp[SP_CELLS]):
+        if s[sp[O_CELLS] + c] < 0:
+            return c
+    return -1
+
+
+@_jit
+def free_cells(s, sp) -> int:
+    total = 0
+    for c in range(sp[SP_CELLS]):
+        total += s[sp[O_CELLS] + c] < 0
+    return total
+
+
+NO_LIMIT = 1 << 30  # the run limit of a game without one: more than any pile holds
+
+
+@_jit
+def move_limit(s, sp, to_empty: bool) -> int:
+    """The most cards one tableau move may carry: (free cells + 1) * 2 ** (empty piles other than the
+    target) where the game has a run limit (FreeCell's "supermove": the same cards moved one at a time
+    through the cells and empty piles), else no limit."""
+    if sp[SP_RUN_LIMIT] == 0:
+        return NO_LIMIT
+    spare = empty_piles(s, sp) - (1 if to_empty else 0)
+    return (free_cells(s, sp) + 1) << max(spare, 0)
+
+
+@_jit
 def foundation_for(s, sp, card: int) -> int:
     """The lowest-numbered foundation slot that accepts ``card``, or -1."""
     base = s[sp[O_BASE]]
@@ -227,17 +274,23 @@ def resolve(s, sp, actions, a: int):
     elif kind == RESERVE_TO_FOUNDATION or kind == RESERVE_TO_TABLEAU:
         card = reserve_top(s, sp)
         n_moved = 1
+    elif kind == CELL_TO_FOUNDATION or kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY:
+        card = s[sp[O_CELLS] + src]  # NO_CELL (-1) when the cell is free
+        n_moved = 1
     else:
         n = s[sp[O_LEN] + src]
         run = run_length(s, sp, src)
         if run == 0:
             return -1, 0
+        if kind == TABLEAU_TO_CELL:
+            c = lowest_free_cell(s, sp)
+            return (c, 1) if c >= 0 else (-1, 0)
         if kind == TABLEAU_TO_FOUNDATION:
             card = pile_card(s, sp, src, n - 1)
             n_moved = 1
         elif kind == TABLEAU_TO_EMPTY:
             # Whole pile into an empty pile only relabels piles: not offered.
-            if cnt > run or cnt >= n:
+            if cnt > run or cnt >= n or cnt > move_limit(s, sp, True):
                 return -1, 0
             card = pile_card(s, sp, src, n - cnt)
             n_moved = cnt
@@ -248,16 +301,17 @@ def resolve(s, sp, actions, a: int):
             if sp[SP_WHOLE] != 0 and run != n:
                 return -1, 0
             n_moved = fitting_count(s, sp, src, dst)
-            if n_moved < 1 or n_moved > run:
+            if n_moved < 1 or n_moved > run or n_moved > move_limit(s, sp, False):
                 return -1, 0
             card = pile_card(s, sp, src, n - n_moved)
             return (dst, n_moved) if builds_on(card, onto, wrap) else (-1, 0)
     if card < 0:
         return -1, 0
-    if kind == WASTE_TO_FOUNDATION or kind == RESERVE_TO_FOUNDATION or kind == TABLEAU_TO_FOUNDATION:
+    if kind == WASTE_TO_FOUNDATION or kind == RESERVE_TO_FOUNDATION or kind == TABLEAU_TO_FOUNDATION \
+            or kind == CELL_TO_FOUNDATION:
         f = foundation_for(s, sp, card)
         return (f, 1) if f >= 0 else (-1, 0)
-    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU:
+    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU or kind == CELL_TO_TABLEAU:
         onto = top_card(s, sp, dst)
         return (dst, 1) if onto >= 0 and builds_on(card, onto, wrap) else (-1, 0)
     # Into the lowest empty pile. While Rainbow's reserve lasts no pile is empty, by the refill rule.
@@ -383,6 +437,32 @@ def _legal_mask(s, sp, mask, work) -> int:
             mask[sp[A_FIRST + WASTE_TO_EMPTY]] = 1
             count += 1
 
+    # The free cells' cards, and whether a tableau card may go into a cell.
+    n_cells, free = sp[SP_CELLS], 0
+    first_cf, first_ct, first_ce = sp[A_FIRST + CELL_TO_FOUNDATION], sp[A_FIRST + CELL_TO_TABLEAU], \
+        sp[A_FIRST + CELL_TO_EMPTY]
+    for c in range(n_cells):
+        card = s[sp[O_CELLS] + c]
+        if card < 0:
+            free += 1
+            continue
+        if (accepts >> card) & 1:
+            mask[first_cf + c] = 1
+            count += 1
+        for j in range(piles):
+            onto = tops[j]
+            if onto >= 0 and builds_on(card, onto, wrap):
+                mask[first_ct + c * piles + j] = 1
+                count += 1
+        if empty >= 0:
+            mask[first_ce + c] = 1
+            count += 1
+    first_tc = sp[A_FIRST + TABLEAU_TO_CELL] if free > 0 else -1
+    # How many cards a move onto a pile, and into an empty one, may carry (move_limit).
+    limit_onto, limit_empty = NO_LIMIT, NO_LIMIT
+    if sp[SP_RUN_LIMIT] != 0:
+        limit_onto, limit_empty = move_limit(s, sp, False), move_limit(s, sp, True)
+
     # Tableau sources.
     first_tf = sp[A_FIRST + TABLEAU_TO_FOUNDATION]
     first_tt = sp[A_FIRST + TABLEAU_TO_TABLEAU]
@@ -396,6 +476,9 @@ def _legal_mask(s, sp, mask, work) -> int:
         if (accepts >> top_i) & 1:
             mask[first_tf + i] = 1
             count += 1
+        if first_tc >= 0:
+            mask[first_tc + i] = 1
+            count += 1
         row = first_tt + i * (piles - 1)
         if not whole:
             # Onto pile j goes the part of the run that ends one rank below j's top: k cards, k = the rank
@@ -404,10 +487,11 @@ def _legal_mask(s, sp, mask, work) -> int:
             # Computed without branches: which way they go is unpredictable, and mispredicting them
             # cost more than the rest of the mask.
             rank_i, red_i = ranks[i], reds[i]
+            longest = min(run, limit_onto)
             for j in range(piles):
                 if j != i:
                     k = ranks[j] - rank_i
-                    ok = (k >= 1) & (k <= run) & ((red_i ^ (k & 1)) == reds[j])
+                    ok = (k >= 1) & (k <= longest) & ((red_i ^ (k & 1)) == reds[j])
                     mask[row + j - (j > i)] = ok
                     count += ok
         elif run == n:
@@ -418,7 +502,7 @@ def _legal_mask(s, sp, mask, work) -> int:
                     count += 1
         if first_te >= 0 and empty >= 0:
             # Not the whole pile: into an empty pile that only relabels piles.
-            most = min(run, MAX_RUN, n - 1)
+            most = min(run, MAX_RUN, n - 1, limit_empty)
             for k in range(1, most + 1):
                 mask[first_te + i * MAX_RUN + k - 1] = 1
             count += most
@@ -503,10 +587,19 @@ def apply_action(s, sp, actions, a: int) -> int:
             _to_foundation(s, sp, target, card)
         else:
             _push_pile(s, sp, target, card)
+    elif kind == CELL_TO_FOUNDATION or kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY:
+        card = s[sp[O_CELLS] + src]
+        s[sp[O_CELLS] + src] = NO_CELL
+        if kind == CELL_TO_FOUNDATION:
+            _to_foundation(s, sp, target, card)
+        else:
+            _push_pile(s, sp, target, card)
     else:
         n = s[sp[O_LEN] + src]
         if kind == TABLEAU_TO_FOUNDATION:
             _to_foundation(s, sp, target, pile_card(s, sp, src, n - 1))
+        elif kind == TABLEAU_TO_CELL:
+            s[sp[O_CELLS] + target] = pile_card(s, sp, src, n - 1)
         else:
             for k in range(n - count, n):
                 _push_pile(s, sp, target, pile_card(s, sp, src, k))
@@ -554,7 +647,8 @@ def observe(s, sp, obs) -> None:
         n = s[sp[O_FCNT] + f]
         obs[sp[OB_FOUND] + f] = s[sp[O_FSUIT] + f] * 13 + (base_rank + n - 1) % 13 + 1 if n > 0 else 0
     ns = s[sp[O_NSTOCK]]
-    obs[sp[OB_NSTOCK]] = ns
+    if stock_cap > 0:  # a game without a stock has no stock_size field
+        obs[sp[OB_NSTOCK]] = ns
     if sp[SP_REDEALS] > 0:
         # After a redeal the stock is the turned-over waste, which the player has seen card by card.
         known = s[sp[O_REDEALS]] < sp[SP_REDEALS]
@@ -566,6 +660,8 @@ def observe(s, sp, obs) -> None:
                s[sp[O_NRES]])
     if sp[SP_BASE]:  # the base rank has a field only where the deal fixes it (a reserve alone does not)
         obs[sp[OB_BASE]] = base_rank
+    for c in range(sp[SP_CELLS]):
+        obs[sp[OB_CELLS] + c] = s[sp[O_CELLS] + c] + 1  # a free cell (NO_CELL, -1) shows as 0
 
 
 # The compiled functions hold variant.py's constants: a cache built from other sources is dropped here.

@@ -15,10 +15,14 @@ import numpy as np
 
 from solitaire_env.engine.core import resolve
 from solitaire_env.engine.variant import (
+    CELL_TO_EMPTY,
+    CELL_TO_FOUNDATION,
+    CELL_TO_TABLEAU,
     DRAW,
     REDEAL,
     RESERVE_TO_FOUNDATION,
     RESERVE_TO_TABLEAU,
+    TABLEAU_TO_CELL,
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_FOUNDATION,
     TABLEAU_TO_TABLEAU,
@@ -28,7 +32,7 @@ from solitaire_env.engine.variant import (
     Variant,
 )
 
-AREAS = ("stock", "waste", "reserve", "tableau", "foundation")
+AREAS = ("stock", "waste", "reserve", "tableau", "foundation", "cell")
 
 # kind -> (source area, target area)
 _AREAS_OF = {
@@ -42,12 +46,18 @@ _AREAS_OF = {
     TABLEAU_TO_FOUNDATION: ("tableau", "foundation"),
     TABLEAU_TO_TABLEAU: ("tableau", "tableau"),
     TABLEAU_TO_EMPTY: ("tableau", "tableau"),
+    CELL_TO_FOUNDATION: ("cell", "foundation"),
+    CELL_TO_TABLEAU: ("cell", "tableau"),
+    CELL_TO_EMPTY: ("cell", "tableau"),
+    TABLEAU_TO_CELL: ("tableau", "cell"),
 }
+_FIXED_TARGET = (WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, TABLEAU_TO_TABLEAU, CELL_TO_TABLEAU)  # the id names the pile
 
 
 @dataclass(frozen=True)
 class Move:
-    """One move. Indices are 0-based; ``None`` for the single areas stock, waste and reserve."""
+    """One move. Indices are 0-based (piles, foundation slots, free cells); ``None`` for the single areas
+    stock, waste and reserve."""
 
     source: str
     source_index: int | None
@@ -81,9 +91,9 @@ def decode(variant: Variant, s: np.ndarray, action: int) -> Move:
     target, count = resolve(s, variant.spec, variant.actions, int(action))
     legal = count > 0
     source_area, target_area = _AREAS_OF[kind]
-    if kind in (WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, TABLEAU_TO_TABLEAU):
+    if kind in _FIXED_TARGET:
         target_index: int | None = dst
-    elif target_area in ("foundation", "tableau"):
+    elif target_area in ("foundation", "tableau", "cell"):
         target_index = int(target) if legal else None
     else:
         target_index = None
@@ -109,7 +119,7 @@ def encode(variant: Variant, s: np.ndarray, move: Move) -> int:
             continue
         if src >= 0 and src != move.source_index:
             continue
-        if kind in (WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, TABLEAU_TO_TABLEAU) and dst != move.target_index:
+        if kind in _FIXED_TARGET and dst != move.target_index:
             continue
         if kind == TABLEAU_TO_EMPTY and cnt != move.count:
             continue

@@ -13,12 +13,14 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from solitaire_env.engine import pcg64
+from solitaire_env.engine import ms_deals, pcg64
 from solitaire_env.engine.cards import RANKS, card_from_str, card_to_str
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
+    NO_CELL,
     O_BASE,
+    O_CELLS,
     O_DOWN,
     O_FCNT,
     O_FSUIT,
@@ -33,21 +35,27 @@ from solitaire_env.engine.variant import (
     O_TAB,
     O_WASTE,
     SP_CAP,
+    SP_CELLS,
     SP_FOUND,
     SP_PILES,
     Variant,
 )
 
 FORMAT = 1
-_KEYS = ("format", "variant", "tableau", "foundations", "stock", "waste", "reserve", "redeals_left", "base_rank")
+_KEYS = ("format", "variant", "tableau", "foundations", "stock", "waste", "reserve", "redeals_left", "base_rank",
+         "cells")
 _REQUIRED = ("format", "variant", "tableau", "foundations", "stock", "waste", "redeals_left")
 
 __all__ = ["FORMAT", "build", "check_seed", "deal", "deal_into", "from_json", "shuffled_deck", "to_json"]
 
 
-def check_seed(seed: Any) -> int:
+def check_seed(seed: Any, variant: Variant | None = None) -> int:
+    """``seed`` as a deal number; ``ValueError`` unless it is a non-negative integer (below the
+    variant's ``deal_limit`` where a variant is given and its deals are numbered by another program)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if variant is not None and variant.shuffle != "pcg64" and seed >= variant.deal_limit:
+        raise ValueError(f"{variant.title} deals are numbered 0 .. {variant.deal_limit - 1}, got seed {seed}")
     return int(seed)
 
 
@@ -100,21 +108,26 @@ def _shuffle(deck, raw) -> bool:
 
 
 def _deal_shape(v: Variant) -> np.ndarray:
-    """What :func:`_lay_out` needs of a variant besides its spec."""
-    return np.array([v.reserve, v.deal_down, v.deal_up, v.base_from_deal, v.redeals], dtype=np.int64)
+    """What :func:`_lay_out` needs of a variant besides its spec: reserve, base_from_deal, redeals, then
+    each pile's face-down count, then each pile's face-up count."""
+    return np.array([v.reserve, v.base_from_deal, v.redeals, *v.down_counts, *v.up_counts], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)
 def _lay_out(s, sp, shape, deck) -> None:
     """Deal the shuffled ``deck`` into the state array ``s``, as at the table: the foundation's card
-    where the base comes from the deal, the reserve (its top face up), then the tableau row by row, the
-    face-down rows first; the rest is the stock, whose last card is dealt first."""
-    reserve, down, up, base_from_deal, redeals = shape[0], shape[1], shape[2], shape[3], shape[4]
+    where the base comes from the deal, the reserve (its top face up), then the tableau row by row
+    (a pile dealt fewer cards is skipped once it has them), the face-down rows first; the rest is the
+    stock, whose last card is dealt first."""
+    reserve, base_from_deal, redeals = shape[0], shape[1], shape[2]
     piles, cap = sp[SP_PILES], sp[SP_CAP]
+    downs, ups = shape[3 : 3 + piles], shape[3 + piles : 3 + 2 * piles]
     for k in range(s.shape[0]):
         s[k] = 0
     for f in range(sp[SP_FOUND]):
         s[sp[O_FSUIT] + f] = -1
+    for c in range(sp[SP_CELLS]):
+        s[sp[O_CELLS] + c] = NO_CELL
     c, base = 0, 0
     if base_from_deal:
         s[sp[O_FSUIT]], s[sp[O_FCNT]] = deck[0] // 13, 1
@@ -123,12 +136,16 @@ def _lay_out(s, sp, shape, deck) -> None:
         s[sp[O_RES] + k] = deck[c]
         c += 1
     s[sp[O_NRES]], s[sp[O_RESDOWN]] = reserve, max(reserve - 1, 0)
-    for row in range(down + up):
-        for p in range(piles):
-            s[sp[O_TAB] + p * cap + row] = deck[c]
-            c += 1
+    rows = 0
     for p in range(piles):
-        s[sp[O_LEN] + p], s[sp[O_DOWN] + p] = down + up, down
+        rows = max(rows, downs[p] + ups[p])
+    for row in range(rows):
+        for p in range(piles):
+            if row < downs[p] + ups[p]:
+                s[sp[O_TAB] + p * cap + row] = deck[c]
+                c += 1
+    for p in range(piles):
+        s[sp[O_LEN] + p], s[sp[O_DOWN] + p] = downs[p] + ups[p], downs[p]
     for k in range(deck.shape[0] - c):
         s[sp[O_STOCK] + k] = deck[c + k]
     s[sp[O_NSTOCK]] = deck.shape[0] - c
@@ -159,6 +176,9 @@ def deal_into(variant: Variant, seed: int, out: np.ndarray) -> None:
     shape = _SHAPES.get(variant.name)
     if shape is None:
         shape = _SHAPES[variant.name] = _deal_shape(variant)
+    if variant.shuffle == "microsoft":  # Microsoft FreeCell's deal of that number, dealt by columns in turn
+        _lay_out(out, variant.spec, shape, np.array(ms_deals.microsoft_order(seed), dtype=np.int64))
+        return
     if seed < pcg64.SEED_LIMIT and _deal_fast(out, variant.spec, shape, variant.n_cards, np.uint64(seed)):
         return
     _lay_out(out, variant.spec, shape, np.array(shuffled_deck(variant.decks, seed), dtype=np.int64))
@@ -168,16 +188,18 @@ def deal(variant: Variant | str, seed: int) -> np.ndarray:
     """The deal numbered ``seed``: the same on every machine and numpy version (see :func:`shuffled_deck`)."""
     v = get_variant(variant)
     s = np.empty(v.state_size, dtype=np.int8)
-    deal_into(v, check_seed(seed), s)
+    deal_into(v, check_seed(seed, v), s)
     return s
 
 
 def build(v: Variant, tableau: list[tuple[list[int], int]], foundations: list[list[int]], stock: list[int],
-          waste: list[int], reserve: tuple[list[int], int], redeals: int, base: int) -> np.ndarray:
+          waste: list[int], reserve: tuple[list[int], int], redeals: int, base: int,
+          cells: list[int] | None = None) -> np.ndarray:
     """The state array of a position given pile by pile (cards ``0..51``, every list bottom first).
 
     ``tableau``: ``(cards, face-down count)`` per pile; ``foundations``: the cards of each foundation
-    slot; ``stock``: its last card is dealt first; ``reserve``: ``(cards, face-down count)``. Nothing is
+    slot; ``stock``: its last card is dealt first; ``reserve``: ``(cards, face-down count)``; ``cells``:
+    each free cell's card, ``NO_CELL`` (-1) for a free one (all free if ``None``). Nothing is
     checked here (:func:`from_json` checks a position from outside); the search agent builds its guesses
     of the hidden cards with it.
     """
@@ -199,6 +221,7 @@ def build(v: Variant, tableau: list[tuple[list[int], int]], foundations: list[li
     s[sp[O_RES] : sp[O_RES] + len(res_cards)] = res_cards
     s[sp[O_NRES]], s[sp[O_RESDOWN]] = len(res_cards), res_down
     s[sp[O_REDEALS]], s[sp[O_BASE]] = redeals, base
+    s[sp[O_CELLS] : sp[O_CELLS] + v.cells] = NO_CELL if cells is None else cells
     return s
 
 
@@ -214,7 +237,7 @@ def to_json(variant: Variant, s: np.ndarray) -> dict:
     for f in range(v.foundations):
         suit, n = int(s[sp[O_FSUIT] + f]), int(s[sp[O_FCNT] + f])
         foundations.append([card_to_str(suit * 13 + (base + k) % 13) for k in range(n)])
-    return {
+    out = {
         "format": FORMAT,
         "variant": v.name,
         "tableau": [
@@ -227,6 +250,9 @@ def to_json(variant: Variant, s: np.ndarray) -> dict:
         "redeals_left": int(s[sp[O_REDEALS]]),
         "base_rank": RANKS[base] if v.base_from_deal else None,
     }
+    if v.cells:  # only games with free cells have the key, so the others' states read as before
+        out["cells"] = [None if c < 0 else card_to_str(int(c)) for c in s[sp[O_CELLS] : sp[O_CELLS] + v.cells]]
+    return out
 
 
 def _parse_pile(items: Any, where: str, allow_down: bool) -> tuple[list[int], int]:
@@ -288,6 +314,7 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
         if state.get("reserve") not in (None, []):
             raise ValueError(f"{v.title} has no reserve, but 'reserve' holds {state['reserve']!r}")
         reserve = ([], 0)
+    cells = _parse_cells(v, state)
 
     # Base rank and redeals.
     if v.base_from_deal:
@@ -305,6 +332,7 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
 
     # Exactly the variant's cards.
     counts = Counter(stock + waste + reserve[0] + [c for cards, _ in tableau for c in cards])
+    counts.update(c for c in cells if c >= 0)
     counts.update(c for cards in foundations for c in cards)
     problems = []
     for card in range(52):
@@ -353,7 +381,31 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
         )
     if len(reserve[0]) > v.reserve:
         raise ValueError(f"reserve holds {len(reserve[0])} cards; {v.title} deals {v.reserve} there")
-    return v, build(v, tableau, foundations, stock, waste, reserve, redeals, base)
+    return v, build(v, tableau, foundations, stock, waste, reserve, redeals, base, cells)
+
+
+def _parse_cells(v: Variant, state: dict) -> list[int]:
+    """The free cells of a JSON state: one entry a cell, a card string or ``null`` for a free cell."""
+    items = state.get("cells")
+    if not v.cells:
+        if items not in (None, []):
+            raise ValueError(f"{v.title} has no free cells, but 'cells' holds {items!r}")
+        return []
+    if not isinstance(items, list) or len(items) != v.cells:
+        got = f"{len(items)} entries" if isinstance(items, list) else repr(items)
+        raise ValueError(f"cells must be a list of {v.cells} entries (a card or null) for {v.title}, got {got}")
+    cells = []
+    for c, text in enumerate(items):
+        if text is None:
+            cells.append(NO_CELL)
+            continue
+        if not isinstance(text, str):
+            raise ValueError(f"cells[{c}] must be a card string like 'As' or null, got {text!r}")
+        try:
+            cells.append(card_from_str(text))
+        except ValueError as err:
+            raise ValueError(f"cells[{c}]: {err}") from None
+    return cells
 
 
 # The compiled shuffle's cache is dropped with the others' when a rules source changes.

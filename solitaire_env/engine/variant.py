@@ -19,20 +19,24 @@ DRAW, REDEAL = 0, 1
 WASTE_TO_FOUNDATION, WASTE_TO_TABLEAU, WASTE_TO_EMPTY = 2, 3, 4
 RESERVE_TO_FOUNDATION, RESERVE_TO_TABLEAU = 5, 6
 TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY = 7, 8, 9
+CELL_TO_FOUNDATION, CELL_TO_TABLEAU, CELL_TO_EMPTY, TABLEAU_TO_CELL = 10, 11, 12, 13
+N_KINDS = 14
 
 # Indices into the int64 "spec" array handed to the compiled core.
 (
     SP_PILES, SP_CAP, SP_FOUND, SP_WRAP, SP_WHOLE, SP_TAB_TO_EMPTY, SP_AUTOFILL, SP_REDEALS,
-    SP_STOCK_CAP, SP_RES_CAP, SP_BASE, SP_NCARDS, SP_N_ACTIONS, SP_STATE_SIZE,
+    SP_STOCK_CAP, SP_RES_CAP, SP_BASE, SP_CELLS, SP_RUN_LIMIT, SP_NCARDS, SP_N_ACTIONS, SP_STATE_SIZE,
     O_TAB, O_LEN, O_DOWN, O_FSUIT, O_FCNT, O_STOCK, O_NSTOCK, O_WASTE, O_NWASTE,
-    O_RES, O_NRES, O_RESDOWN, O_REDEALS, O_BASE,
-    OB_TAB, OB_WASTE, OB_FOUND, OB_NSTOCK, OB_STOCK, OB_REDEALS, OB_RES, OB_BASE, OB_SIZE,
+    O_RES, O_NRES, O_RESDOWN, O_REDEALS, O_BASE, O_CELLS,
+    OB_TAB, OB_WASTE, OB_FOUND, OB_NSTOCK, OB_STOCK, OB_REDEALS, OB_RES, OB_BASE, OB_CELLS, OB_SIZE,
     A_FIRST,  # spec[A_FIRST + kind]: the first action id of that kind, -1 if the variant has none
-) = range(38)
-SP_LEN = A_FIRST + 10
+) = range(42)
+SP_LEN = A_FIRST + N_KINDS
 
 HIDDEN = 53  # observation code of a card the player cannot see
 MAX_RUN = 13  # longest packed run without wrapping: King down to Ace
+NO_CELL = -1  # a free cell's entry in the state when it holds no card
+SHUFFLES = ("pcg64", "microsoft")
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class Variant:
     title               human name
     decks               number of 52-card decks
     piles               tableau piles
-    deal_down/deal_up   face-down and face-up cards dealt to each pile
+    deal_down/deal_up   face-down and face-up cards dealt to each pile (one number, or one per pile)
     foundations         foundation slots
     reserve             reserve size (its top card dealt face up)
     base_from_deal      one card is dealt to the first foundation and fixes the base rank
@@ -55,6 +59,12 @@ class Variant:
     tableau_to_empty    tableau cards may go into an empty pile
     auto_fill           an emptied pile is filled at once from the reserve
     redeals             times the waste may be turned over into a new stock
+    cells               free cells, each holding one card (FreeCell)
+    run_limit           a run moves only as far as free cells and empty piles allow: at most
+                        (free cells + 1) * 2 ** (empty piles other than the target) cards
+    shuffle             how a deal number becomes a deck: ``pcg64`` (ours) or ``microsoft``
+                        (Microsoft FreeCell's numbered deals, :mod:`~solitaire_env.engine.ms_deals`)
+    deal_limit          deal numbers are 0 .. deal_limit - 1
     pile_capacity       longest pile the engine stores (legal play cannot exceed it)
     max_episode_steps   the registered env's truncation limit
     ==================  ==============================================================================
@@ -64,8 +74,8 @@ class Variant:
     title: str
     decks: int
     piles: int
-    deal_down: int
-    deal_up: int
+    deal_down: int | tuple[int, ...]
+    deal_up: int | tuple[int, ...]
     foundations: int
     reserve: int = 0
     base_from_deal: bool = False
@@ -74,6 +84,10 @@ class Variant:
     tableau_to_empty: bool = True
     auto_fill: bool = False
     redeals: int = 0
+    cells: int = 0
+    run_limit: bool = False
+    shuffle: str = "pcg64"
+    deal_limit: int = 2**62
     pile_capacity: int = 16
     max_episode_steps: int = 2000
     # Derived in __post_init__:
@@ -83,6 +97,14 @@ class Variant:
     def __post_init__(self) -> None:
         if self.tableau_to_empty and self.wrap:
             raise ValueError("the core computes run splits for non-wrapping games only")
+        for name in ("deal_down", "deal_up"):
+            counts = getattr(self, name)
+            if not isinstance(counts, int) and len(counts) != self.piles:
+                raise ValueError(f"{name} gives {len(counts)} counts for {self.piles} piles")
+        if self.shuffle not in SHUFFLES:
+            raise ValueError(f"shuffle must be one of {', '.join(SHUFFLES)}, got {self.shuffle!r}")
+        if self.shuffle == "microsoft" and (self.decks != 1 or self.deal_limit > 2**31):
+            raise ValueError("the Microsoft shuffle deals one deck, deal numbers below 2**31")
         object.__setattr__(self, "actions", _action_table(self))
         object.__setattr__(self, "spec", _spec_array(self))
 
@@ -91,9 +113,19 @@ class Variant:
         return 52 * self.decks
 
     @property
+    def down_counts(self) -> tuple[int, ...]:
+        """Face-down cards dealt to each pile."""
+        return _per_pile(self.deal_down, self.piles)
+
+    @property
+    def up_counts(self) -> tuple[int, ...]:
+        """Face-up cards dealt to each pile."""
+        return _per_pile(self.deal_up, self.piles)
+
+    @property
     def stock_capacity(self) -> int:
         """Cards dealt to the stock; stock and waste together never hold more."""
-        dealt = self.piles * (self.deal_down + self.deal_up) + self.reserve + int(self.base_from_deal)
+        dealt = sum(self.down_counts) + sum(self.up_counts) + self.reserve + int(self.base_from_deal)
         return self.n_cards - dealt
 
     @property
@@ -109,21 +141,33 @@ class Variant:
         return int(self.spec[OB_SIZE])
 
 
+def _per_pile(counts: int | tuple[int, ...], piles: int) -> tuple[int, ...]:
+    return (counts,) * piles if isinstance(counts, int) else tuple(counts)
+
+
 def _action_table(v: Variant) -> np.ndarray:
     """Rows ``(kind, source index, target index, count)``; -1 where the move's position decides."""
-    rows: list[tuple[int, int, int, int]] = [(DRAW, -1, -1, 1)]
-    if v.redeals:
-        rows.append((REDEAL, -1, -1, -1))
-    rows.append((WASTE_TO_FOUNDATION, -1, -1, 1))
-    rows += [(WASTE_TO_TABLEAU, -1, j, 1) for j in range(v.piles)]
-    rows.append((WASTE_TO_EMPTY, -1, -1, 1))
+    rows: list[tuple[int, int, int, int]] = []
+    if v.stock_capacity:  # a game without a stock (FreeCell) has no stock or waste moves
+        rows.append((DRAW, -1, -1, 1))
+        if v.redeals:
+            rows.append((REDEAL, -1, -1, -1))
+        rows.append((WASTE_TO_FOUNDATION, -1, -1, 1))
+        rows += [(WASTE_TO_TABLEAU, -1, j, 1) for j in range(v.piles)]
+        rows.append((WASTE_TO_EMPTY, -1, -1, 1))
     if v.reserve:
         rows.append((RESERVE_TO_FOUNDATION, -1, -1, 1))
         rows += [(RESERVE_TO_TABLEAU, -1, j, 1) for j in range(v.piles)]
+    # A free cell's card: to a foundation, onto a pile, into the lowest empty pile.
+    rows += [(CELL_TO_FOUNDATION, c, -1, 1) for c in range(v.cells)]
+    rows += [(CELL_TO_TABLEAU, c, j, 1) for c in range(v.cells) for j in range(v.piles)]
+    rows += [(CELL_TO_EMPTY, c, -1, 1) for c in range(v.cells)]
     rows += [(TABLEAU_TO_FOUNDATION, i, -1, 1) for i in range(v.piles)]
     rows += [(TABLEAU_TO_TABLEAU, i, j, -1) for i in range(v.piles) for j in range(v.piles) if i != j]
     if v.tableau_to_empty:
         rows += [(TABLEAU_TO_EMPTY, i, -1, k) for i in range(v.piles) for k in range(1, MAX_RUN + 1)]
+    if v.cells:
+        rows += [(TABLEAU_TO_CELL, i, -1, 1) for i in range(v.piles)]  # into the lowest free cell
     return np.array(rows, dtype=np.int64)
 
 
@@ -134,8 +178,9 @@ def _spec_array(v: Variant) -> np.ndarray:
     sp[SP_AUTOFILL], sp[SP_REDEALS] = v.auto_fill, v.redeals
     sp[SP_STOCK_CAP], sp[SP_RES_CAP], sp[SP_NCARDS] = v.stock_capacity, v.reserve, v.n_cards
     sp[SP_BASE] = v.base_from_deal  # the deal fixes the base rank, which the observation then shows
+    sp[SP_CELLS], sp[SP_RUN_LIMIT] = v.cells, v.run_limit
     sp[SP_N_ACTIONS] = len(v.actions)
-    sp[A_FIRST : A_FIRST + 10] = -1
+    sp[A_FIRST : A_FIRST + N_KINDS] = -1
     for a in range(len(v.actions) - 1, -1, -1):
         sp[A_FIRST + v.actions[a, 0]] = a
     # State layout: one int8 array; every list is stored bottom to top with a length beside it.
@@ -143,7 +188,7 @@ def _spec_array(v: Variant) -> np.ndarray:
         (O_TAB, v.piles * v.pile_capacity), (O_LEN, v.piles), (O_DOWN, v.piles),
         (O_FSUIT, v.foundations), (O_FCNT, v.foundations),
         (O_STOCK, v.stock_capacity), (O_NSTOCK, 1), (O_WASTE, v.stock_capacity), (O_NWASTE, 1),
-        (O_RES, v.reserve), (O_NRES, 1), (O_RESDOWN, 1), (O_REDEALS, 1), (O_BASE, 1),
+        (O_RES, v.reserve), (O_NRES, 1), (O_RESDOWN, 1), (O_REDEALS, 1), (O_BASE, 1), (O_CELLS, v.cells),
     ]
     offset = 0
     for key, size in sizes:
@@ -163,8 +208,8 @@ def _obs_sizes(v: Variant) -> list[tuple[int, int]]:
     known_stock = v.stock_capacity if v.redeals else 0
     return [
         (OB_TAB, v.piles * v.pile_capacity), (OB_WASTE, v.stock_capacity), (OB_FOUND, v.foundations),
-        (OB_NSTOCK, 1), (OB_STOCK, known_stock), (OB_REDEALS, 1 if v.redeals else 0),
-        (OB_RES, v.reserve), (OB_BASE, 1 if v.base_from_deal else 0),
+        (OB_NSTOCK, 1 if v.stock_capacity else 0), (OB_STOCK, known_stock), (OB_REDEALS, 1 if v.redeals else 0),
+        (OB_RES, v.reserve), (OB_BASE, 1 if v.base_from_deal else 0), (OB_CELLS, v.cells),
     ]
 
 
@@ -174,7 +219,7 @@ def observation_fields(v: Variant) -> dict[str, tuple[slice, int]]:
         OB_TAB: ("tableau", HIDDEN + 1), OB_WASTE: ("waste", HIDDEN), OB_FOUND: ("foundations", HIDDEN),
         OB_NSTOCK: ("stock_size", v.stock_capacity + 1), OB_STOCK: ("stock", HIDDEN + 1),
         OB_REDEALS: ("redeals_left", v.redeals + 1), OB_RES: ("reserve", HIDDEN + 1),
-        OB_BASE: ("base_rank", 13),
+        OB_BASE: ("base_rank", 13), OB_CELLS: ("cells", HIDDEN),
     }
     fields = {}
     for key, size in _obs_sizes(v):

@@ -1,0 +1,178 @@
+"""FreeCell in the engine: Microsoft's deals, the free cells, and the run limit checked by a search."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solitaire_env import Game, Move, get_variant
+from solitaire_env.engine import core
+from solitaire_env.engine.cards import card_from_str, card_to_str
+from solitaire_env.engine.ms_deals import DEAL_LIMIT, microsoft_columns
+from solitaire_env.engine.state import build, from_json
+from solitaire_env.engine.variant import NO_CELL, TABLEAU_TO_EMPTY, TABLEAU_TO_TABLEAU, observation_fields
+
+FREECELL = get_variant("freecell")
+
+
+@pytest.mark.parametrize("number", [1, 617, 11982, *np.random.default_rng(37).integers(DEAL_LIMIT, size=12)])
+def test_the_deal_of_a_number_is_microsofts(number):
+    state = Game("freecell", int(number)).get_state()
+    assert state["tableau"] == [[card_to_str(c) for c in column] for column in microsoft_columns(int(number))]
+    assert state["cells"] == [None] * 4 and state["stock"] == [] and state["waste"] == []
+    assert all(not card.startswith("#") for pile in state["tableau"] for card in pile)
+
+
+def test_deal_1_begins_as_published():
+    # The first row, one card per column, as every FreeCell program shows deal #1.
+    assert [pile[0] for pile in Game("freecell", 1).get_state()["tableau"]] == \
+        ["Jd", "2d", "9h", "Jc", "5d", "7h", "7c", "5h"]
+
+
+@pytest.mark.parametrize("seed", [DEAL_LIMIT, 2**40])
+def test_deal_numbers_past_microsofts_are_refused(seed):
+    with pytest.raises(ValueError, match="FreeCell deals are numbered 0 .. 2147483647"):
+        Game("freecell", seed)
+
+
+def test_no_stock_or_waste_moves_and_the_cell_actions():
+    kinds = set(FREECELL.actions[:, 0].tolist())
+    assert kinds == {7, 8, 9, 10, 11, 12, 13}  # tableau and cell moves only
+    assert FREECELL.n_actions == 8 + 56 + 8 * 13 + 4 + 32 + 4 + 8
+    assert "stock_size" not in observation_fields(FREECELL) and "cells" in observation_fields(FREECELL)
+
+
+def _position(piles: list[list[str]], cells: list[str | None]) -> np.ndarray:
+    """A FreeCell state array from piles and cells (not checked: only the moves asked about matter)."""
+    tableau = [([card_from_str(c) for c in pile], 0) for pile in piles] + [([], 0)] * (8 - len(piles))
+    return build(FREECELL, tableau, [[] for _ in range(4)], [], [], ([], 0), 0, 0,
+                 [NO_CELL if c is None else card_from_str(c) for c in cells])
+
+
+def test_a_card_goes_to_the_lowest_free_cell_and_back():
+    game = Game("freecell", 1)
+    game.play(Move("tableau", 0, "cell", 0, 1))
+    game.play(Move("tableau", 0, "cell", 1, 1))
+    state = game.get_state()
+    assert state["cells"] == ["6s", "6d", None, None] and state["tableau"][0][-1] == "3s"
+    with pytest.raises(ValueError):  # a cell's card cannot go back onto a pile it does not build on
+        game.play(Move("cell", 0, "tableau", 0, 1))
+    _, rebuilt = from_json(state)
+    np.testing.assert_array_equal(rebuilt, game.state)
+    obs = np.zeros(FREECELL.obs_size, dtype=np.int16)
+    core.observe(game.state, FREECELL.spec, obs)
+    cells = obs[observation_fields(FREECELL)["cells"][0]]
+    assert cells.tolist() == [card_from_str("6s") + 1, card_from_str("6d") + 1, 0, 0]
+
+
+def test_cell_cards_play_to_foundations_piles_and_empty_piles():
+    s = _position([["Kc", "5h"], ["6s"], ["Ad"]], ["Ah", "4c", None, None])
+    game = Game("freecell", 0)
+    game.state = s
+    legal = {str(m) for m in game.legal_moves()}
+    assert "cell 0 -> foundation 0" in legal  # the Ace of hearts
+    assert "cell 1 -> tableau 0" in legal  # 4c on 5h
+    assert {"cell 0 -> tableau 3", "cell 1 -> tableau 3"} <= legal  # into the lowest empty pile
+    assert "cell 0 -> tableau 0" not in legal
+    assert not any(m.source == "cell" and m.source_index in (2, 3) for m in game.legal_moves())
+
+
+def _reachable(length: int, cells: int, empties: int, to_empty: bool) -> bool:
+    """Whether single-card moves through ``cells`` free cells and ``empties`` empty piles carry a run of
+    ``length`` cards (``length - 1`` at the bottom down to 0) onto a target: a pile accepting the
+    bottom card, or an empty pile (one of ``empties``) when ``to_empty``. Breadth-first over positions;
+    card ``i`` goes onto card ``i + 1``, into a free cell, or into an empty pile."""
+    n_piles = 2 + empties - (1 if to_empty else 0)  # source, target, the other empty piles
+    start = (tuple(range(length - 1, -1, -1)), ()) + ((),) * (n_piles - 2), 0
+    seen, frontier = {start}, [start]
+    while frontier:
+        nxt = []
+        for piles, used in frontier:
+            if len(piles[1]) == length:
+                return True
+            moves = []
+            for p, pile in enumerate(piles):
+                if pile:
+                    moves.append(("pile", p, pile[-1]))
+            # A cell's cards are interchangeable: `used` is a bit set of the cards held there.
+            moves += [("cell", None, c) for c in range(length) if used >> c & 1]
+            for where, p, card in moves:
+                for q, onto in enumerate(piles):
+                    if q == p:
+                        continue
+                    if onto:
+                        fits = onto[-1] == card + 1
+                    elif q == 0:  # the source: its card under the run takes none of the run's cards
+                        fits = False
+                    elif q == 1:  # the target takes the run's bottom card first, unless it is an empty pile
+                        fits = to_empty or card == length - 1
+                    else:
+                        fits = True
+                    if not fits:
+                        continue
+                    new = list(piles)
+                    if where == "pile":
+                        new[p] = piles[p][:-1]
+                    new[q] = piles[q] + (card,)
+                    state = (tuple(new), used & ~(1 << card) if where == "cell" else used)
+                    if state not in seen:
+                        seen.add(state)
+                        nxt.append(state)
+                if where == "pile" and bin(used).count("1") < cells:
+                    new = list(piles)
+                    new[p] = piles[p][:-1]
+                    state = (tuple(new), used | 1 << card)
+                    if state not in seen:
+                        seen.add(state)
+                        nxt.append(state)
+        frontier = nxt
+    return False
+
+
+def _run(length: int) -> list[str]:
+    """A packed run of ``length`` cards from the Jack down, alternating colours, the Jack black."""
+    return [("JT98765432"[k]) + ("c" if k % 2 == 0 else "h") for k in range(length)]
+
+
+@pytest.mark.parametrize("cells,empties", [(0, 0), (1, 0), (3, 0), (4, 0), (0, 1), (1, 1), (3, 1), (0, 2), (1, 2)])
+def test_the_run_limit_is_what_single_card_moves_achieve(cells, empties):
+    # The engine decides by the formula; a search that only moves one card at a time must agree.
+    for to_empty in ([False, True] if empties else [False]):
+        for length in range(1, 10):
+            piles = [["Kd"] + _run(length), ["Qh"]]  # the Jack of clubs builds on the Queen of hearts
+            piles += [["Ad"]] * (6 - empties)  # filler piles: an Ace, onto which nothing of the run builds
+            filled = ["2d", "3d", "4d", "5d"][: 4 - cells]
+            s = _position(piles, filled + [None] * cells)
+            target = 2 + 6 - empties  # the first empty pile
+            if to_empty:
+                kind, src, count = TABLEAU_TO_EMPTY, 0, length
+                a = next(a for a, row in enumerate(FREECELL.actions) if row[0] == kind and row[1] == src
+                         and row[3] == count)
+            else:
+                a = next(a for a, row in enumerate(FREECELL.actions) if row[0] == TABLEAU_TO_TABLEAU
+                         and row[1] == 0 and row[2] == 1)
+            got_target, moved = core.resolve(s, FREECELL.spec, FREECELL.actions, a)
+            expect = _reachable(length, cells, empties, to_empty)
+            assert (moved == length) == expect, f"{length} cards, {cells} cells, {empties} empty, {to_empty}"
+            if expect and to_empty:
+                assert got_target == target
+            mask = np.zeros(FREECELL.n_actions, dtype=np.int8)
+            core.legal_mask(s, FREECELL.spec, FREECELL.actions, mask)
+            assert bool(mask[a]) == expect
+
+
+def test_cells_in_json_are_checked():
+    state = Game("freecell", 1).get_state()
+    for cells, message in [
+        (None, "cells must be a list of 4 entries"),
+        ([None] * 3, "got 3 entries"),
+        (["Zz", None, None, None], r"cells\[0\]"),
+        ([5, None, None, None], r"cells\[0\] must be a card string"),
+        (["Jd", None, None, None], "Jd appears 2 time"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            from_json({**state, "cells": cells})
+    seed_game = Game("rank_and_file", 1).get_state()
+    with pytest.raises(ValueError, match="Rank and File has no free cells"):
+        from_json({**seed_game, "cells": ["As"]})
+    assert "cells" not in seed_game  # the seed games' states read and write as before
