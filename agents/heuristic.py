@@ -105,6 +105,10 @@ class Rules:
     """What the variant's actions do, worked out on a :class:`Table` (the visible position only)."""
 
     def __init__(self, variant: Variant) -> None:
+        if variant.cells or not variant.stock_capacity:
+            # This look-ahead is a second model of the rules, which #37 replaces with the engine itself.
+            raise ValueError(f"the heuristic and search agents do not play {variant.title} yet: their look-ahead "
+                             f"knows no free cells; use the random agent or a trained policy")
         self.variant = v = variant
         self.piles, self.cap, self.decks = v.piles, v.pile_capacity, v.decks
         self.wrap, self.whole, self.to_empty = v.wrap, v.whole_pile_moves, v.tableau_to_empty

@@ -5,7 +5,7 @@ engine (:class:`Game`, :mod:`solitaire_env.engine.core`) has no Gymnasium depend
 """
 
 from solitaire_env.engine.game import Game
-from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE, VARIANTS, get_variant
+from solitaire_env.engine.games import FREECELL, NUMBER_TEN, RAINBOW, RANK_AND_FILE, VARIANTS, get_variant
 from solitaire_env.engine.moves import Move
 from solitaire_env.engine.variant import Variant
 from solitaire_env.envs.registration import ENV_IDS, register_envs
@@ -14,4 +14,5 @@ __version__ = "0.2.0"
 
 register_envs()
 
-__all__ = ["ENV_IDS", "Game", "Move", "NUMBER_TEN", "RAINBOW", "RANK_AND_FILE", "VARIANTS", "Variant", "get_variant"]
+__all__ = ["ENV_IDS", "FREECELL", "Game", "Move", "NUMBER_TEN", "RAINBOW", "RANK_AND_FILE", "VARIANTS", "Variant",
+           "get_variant"]

@@ -12,8 +12,10 @@ from gymnasium.utils.env_checker import check_env
 import solitaire_env
 from solitaire_env import Game, Move
 
-ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
-VARIANT_OF = {"RankAndFile-v0": "rank_and_file", "NumberTen-v0": "number_ten", "Rainbow-v0": "rainbow"}
+ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0"]
+VARIANT_OF = {"RankAndFile-v0": "rank_and_file", "NumberTen-v0": "number_ten", "Rainbow-v0": "rainbow",
+              "FreeCell-v0": "freecell"}
+HIDING = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]  # the games with cards a player cannot see
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
@@ -137,7 +139,7 @@ def _hidden_swapped(state: dict) -> dict:
     return other
 
 
-@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("env_id", HIDING)
 @pytest.mark.parametrize("obs_mode", ["codes", "dict", "onehot", "piles"])
 def test_observation_hides_face_down_cards_and_stock_order(env_id, obs_mode):
     env = gym.make(env_id, obs_mode=obs_mode, action_features=True)

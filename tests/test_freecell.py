@@ -176,3 +176,106 @@ def test_cells_in_json_are_checked():
     with pytest.raises(ValueError, match="Rank and File has no free cells"):
         from_json({**seed_game, "cells": ["As"]})
     assert "cells" not in seed_game  # the seed games' states read and write as before
+
+
+# --- the env ---------------------------------------------------------------------------------------
+
+
+def test_freecell_env_passes_gymnasiums_checker():
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make("FreeCell-v0")
+    check_env(env.unwrapped, skip_render_check=True)
+    assert env.action_space.n == FREECELL.n_actions and env.spec.max_episode_steps == 1000
+
+
+def test_reset_seed_deals_the_microsoft_deal_and_a_bad_seed_changes_nothing():
+    import gymnasium as gym
+
+    env = gym.make("FreeCell-v0")
+    _, info = env.reset(seed=617)
+    assert info["deal_seed"] == 617
+    before = env.unwrapped.game.get_state()
+    assert before["tableau"] == [[card_to_str(c) for c in col] for col in microsoft_columns(617)]
+    with pytest.raises(ValueError, match="numbered 0 .. 2147483647"):
+        env.reset(seed=DEAL_LIMIT)
+    assert env.unwrapped.game.get_state() == before and env.unwrapped.deal_seed == 617
+
+
+def test_splits_are_microsoft_numbers_and_train_ends_at_microsofts_last_deal():
+    import gymnasium as gym
+
+    env = gym.make("FreeCell-v0", deals="test")
+    _, info = env.reset(seed=0)
+    assert info["deal_seed"] == 0
+    train = gym.make("FreeCell-v0", deals="train").unwrapped.deals
+    assert train.deals == range(20_000, DEAL_LIMIT)
+    with pytest.raises(ValueError, match="0 .. 2147483647"):
+        gym.make("FreeCell-v0", deals=[DEAL_LIMIT])
+    seeds = {gym.make("FreeCell-v0").reset()[1]["deal_seed"] for _ in range(20)}
+    assert all(0 <= s < DEAL_LIMIT for s in seeds) and len(seeds) > 15
+
+
+def test_vector_env_plays_as_the_single_env():
+    import gymnasium as gym
+
+    vec = gym.make_vec("FreeCell-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    obs, info = vec.reset(seed=[1, 617, 11982])
+    rng = np.random.default_rng(5)
+    singles = [gym.make("FreeCell-v0") for _ in range(3)]
+    single_obs = [e.reset(seed=s)[0] for e, s in zip(singles, [1, 617, 11982], strict=True)]
+    for _ in range(60):
+        np.testing.assert_array_equal(obs, np.stack(single_obs))
+        actions = np.array([int(rng.choice(np.flatnonzero(m))) for m in info["action_mask"]])
+        obs, _, term, _, info = vec.step(actions)
+        single_obs = [e.step(int(a))[0] for e, a in zip(singles, actions, strict=True)]
+        if term.any():
+            break
+    with pytest.raises(ValueError, match="numbered 0 .. 2147483647"):
+        vec.reset(seed=[1, 2, DEAL_LIMIT])
+
+
+def test_text_shows_the_cells_and_no_stock():
+    game = Game("freecell", 1)
+    game.play(Move("tableau", 0, "cell", 0, 1))
+    lines = str(game).splitlines()
+    assert lines[1] == "cells: 6s -- -- --" and not any(line.startswith("stock") for line in lines)
+
+
+@pytest.mark.parametrize("agent", ["heuristic", "search"])
+def test_agents_that_do_not_play_freecell_say_so(agent):
+    from solitaire_env.agents import make_agent
+
+    with pytest.raises(ValueError, match="do not play FreeCell yet"):
+        make_agent(agent, "FreeCell-v0", seed=0)
+
+
+def test_the_random_agent_plays_freecell_on_named_deals():
+    from solitaire_env.agents import make_agent
+    from solitaire_env.tools.evaluation import evaluate
+
+    result = evaluate("FreeCell-v0", {"random": make_agent("random", "FreeCell-v0", seed=0)}, episodes=3, seed=0,
+                      max_episode_steps=100, progress=False)
+    assert [r.deal_seed for r in result.records] == [0, 1, 2]
+    again = evaluate("FreeCell-v0", {"random": make_agent("random", "FreeCell-v0", seed=0)}, episodes=3, seed=0,
+                     max_episode_steps=100, progress=False)
+    assert [r.foundation_cards for r in result.records] == [r.foundation_cards for r in again.records]
+
+
+def test_cell_notation_reads_back_and_bad_cell_notation_says_why():
+    from solitaire_env.engine.notation import describe, notation, parse_move
+
+    game = Game("freecell", 1)
+    move = parse_move("t0 c", game)
+    assert move == Move("tableau", 0, "cell", 0, 1) and notation(move, game) == "t0 c"
+    assert describe(move, game) == "6s from t0 -> free cell c0"
+    game.play(move)
+    for text, message in [("c5 t0", "there is no free cell c5"), ("c1 t0", "free cell c1 is empty"),
+                          ("w f", "FreeCell has no stock or waste"), ("d", "FreeCell has no stock or waste")]:
+        with pytest.raises(ValueError, match=message):
+            parse_move(text, game)
+    for m in game.legal_moves():  # every legal move's notation names that move
+        assert parse_move(notation(m, game), game) == m
+    with pytest.raises(ValueError, match="Rainbow has no free cells"):
+        parse_move("t0 c", Game("rainbow", 1))

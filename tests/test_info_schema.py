@@ -10,7 +10,7 @@ import pytest
 import solitaire_env  # noqa: F401  (registers the envs)
 from solitaire_env.engine.game import Game
 
-ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
+ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0"]
 BASE_KEYS = {"action_mask", "foundation_cards", "is_won", "illegal_action", "move", "deal_seed"}
 OPTIONS = [  # the env's keyword arguments, and the keys they add
     ({}, set()),
@@ -24,6 +24,12 @@ def _near_won(env_id: str) -> dict:
     """A position one move from a win: the last card in the waste (Rank and File, Number Ten) or
     alone on pile 0 (Rainbow)."""
     ranks, suits = "A23456789TJQK", "cdhs"
+    if env_id == "FreeCell-v0":  # the King of spades alone on pile 0
+        foundations = [[r + s for r in ranks] for s in suits]
+        foundations[3].pop()
+        return {"format": 1, "variant": "freecell", "tableau": [["Ks"]] + [[] for _ in range(7)],
+                "foundations": foundations, "stock": [], "waste": [], "reserve": [], "redeals_left": 0,
+                "base_rank": None, "cells": [None] * 4}
     if env_id == "Rainbow-v0":
         base = ranks.index("7")
         foundations = [[ranks[(base + k) % 13] + s for k in range(13)] for s in suits]
@@ -35,6 +41,11 @@ def _near_won(env_id: str) -> dict:
     foundations[7] = foundations[7][:-1]
     state.update(tableau=[[] for _ in range(10)], foundations=foundations, stock=[], waste=["Ks"])
     return state
+
+
+# The games with a two-cycle position below. In Rainbow no move leads back; FreeCell's free cells
+# always offer another move, so a stuck end needs more than two positions there.
+TWO_CYCLES = ("RankAndFile-v0", "NumberTen-v0")
 
 
 def _two_cycle(env_id: str) -> dict:
@@ -76,7 +87,7 @@ def test_single_env_info_keeps_its_schema(env_id, kwargs, extra):
         elif episode % 3 == 0:  # a given position, one move from a win: deal_seed is -1
             obs, info = env.reset(options={"state": _near_won(env_id)})
             assert info["deal_seed"] == -1
-        elif episode == 2 and env_id != "Rainbow-v0":  # a two-cycle: a stuck end with no_revisit
+        elif episode == 2 and env_id in TWO_CYCLES:  # a two-cycle: a stuck end with no_revisit
             obs, info = env.reset(options={"state": _two_cycle(env_id)})
         else:
             obs, info = env.reset()
@@ -102,7 +113,7 @@ def test_single_env_info_keeps_its_schema(env_id, kwargs, extra):
             seen["truncated"] += truncated and not terminated
             done = terminated or truncated
     assert seen["illegal"] and seen["won"] and (seen["truncated"] or seen["no_move"] or seen["stuck"])
-    if kwargs.get("no_revisit") and env_id != "Rainbow-v0":  # (in Rainbow no move leads back)
+    if kwargs.get("no_revisit") and env_id in TWO_CYCLES:
         assert seen["stuck"], seen
 
 

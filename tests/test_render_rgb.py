@@ -180,3 +180,94 @@ def test_text_shows_the_reserve_base_rank_and_redeals_the_variant_declares(monke
     monkeypatch.setitem(VARIANTS, plain.name, plain)
     lines = render_text(to_json(plain, deal(plain, 0))).splitlines()
     assert lines[2].startswith("reserve: 13 cards, top ") and "base rank" not in lines[2] and "redeals" not in lines[2]
+
+
+# --- FreeCell: free cells in the top row, no stock or waste ---------------------------------------
+
+
+def _freecell_layout(width: int = 720):
+    from solitaire_env.envs.render import _layout
+
+    return _layout("freecell", width)
+
+
+def test_freecell_image_is_hxwx3_uint8_and_one_shape():
+    from solitaire_env.engine.moves import Move
+
+    image = render_rgb(Game("freecell", seed=1).get_state())
+    assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
+    assert image.shape[1] == 720 and image.shape[0] % 2 == 0
+    assert image.std() > 10
+    # Every position, a 20-card pile (the engine's most) and full cells included, gives that shape,
+    # and the long pile ends above the bottom rows.
+    states = _positions("freecell", seeds=range(2), steps=(0, 1, 40, 150))
+    long = Game("freecell", seed=3).get_state()
+    low = [r + s for r in "5432A" for s in "cdhs"]  # the 5s down to the Aces: room to build on none
+    rest = [c for c in sum(long["tableau"], []) if c not in low]
+    long["tableau"] = [low] + [rest[p::7] for p in range(7)]
+    game = Game.from_state(long)
+    for c in range(4):
+        game.play(Move("tableau", c + 1, "cell", c, 1))
+    assert None not in game.get_state()["cells"] and len(game.get_state()["tableau"][0]) == 20
+    states.append(game.get_state())
+    assert {render_rgb(s).shape for s in states} == {image.shape}
+    bottom = render_rgb(game.get_state()).astype(int)[-3:]
+    assert (bottom[..., 1] > bottom[..., 0] + 20).all()
+    assert render_rgb(states[0], width=480).shape[1] == 480
+
+
+def test_freecell_draws_four_empty_cells_and_no_stock_or_waste():
+    lay = _freecell_layout()
+    image = render_rgb(Game("freecell", seed=1).get_state())
+    felt = image[0, 0]
+    assert len(lay.cell_x) == 4 and lay.cell_x[-1] + lay.cw < lay.found_x[0]
+    top = slice(lay.top_y - 2, lay.top_y + lay.ch + 2)
+    crops = [image[top, x - 2 : x + lay.cw + 2] for x in lay.cell_x]
+    # Each cell is the same empty outline: a stock or waste drawn over them would make them differ.
+    assert all(np.array_equal(crops[0], crop) for crop in crops[1:])
+    assert (crops[0] != felt).any(axis=-1).sum() > lay.ch  # an outline, not bare felt
+    for a, b in zip(lay.cell_x, lay.cell_x[1:], strict=False):  # bare felt between the cells
+        assert (image[top, a + lay.cw + 1 : b - 1] == felt).all()
+    # No card back anywhere: FreeCell has no stock and every card is face up.
+    back = np.array([28, 62, 150])
+    assert not (np.abs(image.astype(int) - back).sum(axis=-1) < 30).any()
+    # The cells' label sits under them.
+    label = image[lay.top_y + lay.ch + 3 : lay.tab_y, lay.cell_x[0] : lay.cell_x[-1] + lay.cw]
+    assert (label != felt).any()
+
+
+def test_freecell_card_in_a_cell_shows_there_only():
+    from solitaire_env.engine.moves import Move
+
+    lay = _freecell_layout()
+    game = Game("freecell", seed=1)
+    before = game.get_state()
+    game.play(Move("tableau", 0, "cell", 0, 1))
+    after = game.get_state()
+    assert after["cells"][0] == before["tableau"][0][-1]
+    a, b = render_rgb(before).astype(int), render_rgb(after).astype(int)
+    changed = (a != b).any(axis=-1)
+    pad = max(2, lay.cw // 20)  # a card's shadow reaches a little past it
+    x0, x1 = lay.cell_x[0] - pad, lay.cell_x[0] + lay.cw + pad
+    # The card: near-white face pixels fill the cell, which was an empty outline.
+    cell = (slice(lay.top_y, lay.top_y + lay.ch), slice(lay.cell_x[0], lay.cell_x[0] + lay.cw))
+    assert (b[cell].min(axis=-1) > 230).mean() > 0.5 and (a[cell].min(axis=-1) > 230).mean() < 0.05
+    # In the top row, only that cell changed (and the cells' label under them); the header and the
+    # foundations did not.
+    label_y = lay.top_y + lay.ch + 3
+    assert changed[: lay.top_y - pad].sum() == 0
+    assert changed[: label_y, x0:x1].any()
+    assert changed[: label_y, :x0].sum() == 0 and changed[: label_y, x1:].sum() == 0
+    assert changed[: lay.tab_y, lay.cell_x[-1] + lay.cw + pad :].sum() == 0
+    # In the tableau, only the first pile (one card shorter) changed.
+    tab = changed[lay.tab_y - pad :]
+    assert tab[:, lay.tab_x[0] : lay.tab_x[0] + lay.cw].any()
+    assert tab[:, lay.tab_x[1] - pad :].sum() == 0
+
+
+def test_freecell_rendering_is_deterministic():
+    state = _played("freecell", 2, 30).get_state()
+    first = render_rgb(state)
+    assert np.array_equal(first, render_rgb(state))
+    assert np.array_equal(first, render_rgb(Game.from_state(state).get_state()))
+    assert np.array_equal(render_rgb(state, width=960), render_rgb(state, width=960))

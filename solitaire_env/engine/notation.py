@@ -1,4 +1,5 @@
-"""Moves in short notation (``t3 f``, ``w t0``, ``d``) and in words, and the parser that reads notation back.
+"""Moves in short notation (``t3 f``, ``w t0``, ``d``; in FreeCell ``t3 c`` into a free cell, ``c0 t2`` out of
+one) and in words, and the parser that reads notation back.
 
 The notation is what ``solitaire-env play`` takes at its prompt and what recordings and the shipped
 winning lines are written in (docs/winnability.md); :func:`parse_move` turns it back into the legal
@@ -15,7 +16,7 @@ from solitaire_env.engine.moves import Move
 _DRAW_WORDS = {"d", "draw", "s", "stock"}
 _REDEAL_WORDS = {"rd", "redeal"}
 _MOVE_RE = re.compile(
-    r"(?P<src>w|r|t\s*\d+)\s*(?:->|>|,|-)?\s*(?P<dst>f|e|t\s*\d+)(?:\s*[\s,x]\s*(?P<count>\d+))?"
+    r"(?P<src>w|r|[tc]\s*\d+)\s*(?:->|>|,|-)?\s*(?P<dst>f|e|c|t\s*\d+)(?:\s*[\s,x]\s*(?P<count>\d+))?"
 )
 
 
@@ -25,6 +26,8 @@ def _is_empty_pile(game: Game, state: dict, pile: int | None) -> bool:
 
 
 def _source_token(move: Move) -> str:
+    if move.source == "cell":
+        return f"c{move.source_index}"
     return {"waste": "w", "reserve": "r"}.get(move.source) or f"t{move.source_index}"
 
 
@@ -38,6 +41,8 @@ def notation(move: Move, game: Game, state: dict | None = None) -> str:
     src = _source_token(move)
     if move.target == "foundation":
         return f"{src} f"
+    if move.target == "cell":
+        return f"{src} c"
     if not _is_empty_pile(game, state, move.target_index):
         return f"{src} t{move.target_index}"
     text = f"{src} e"
@@ -70,12 +75,16 @@ def describe(move: Move, game: Game, state: dict | None = None) -> str:
     if move.source == "tableau":
         cards = state["tableau"][move.source_index][-(move.count or 1):]
         where = f"t{move.source_index}"
+    elif move.source == "cell":
+        cards, where = [state["cells"][move.source_index]], f"free cell c{move.source_index}"
     else:
         cards = state[move.source][-1:]
         where = move.source
     what = " ".join(cards) + f" from {where}"
     if move.target == "foundation":
         return f"{what} -> foundation"
+    if move.target == "cell":
+        return f"{what} -> free cell c{move.target_index}"
     j = move.target_index
     if _is_empty_pile(game, state, j):
         return f"{what} -> empty pile t{j}"
@@ -91,6 +100,8 @@ def parse_move(text: str, game: Game) -> Move:
     words = text.strip().lower()
     legal = game.legal_moves()
     v = game.variant
+    if (words in _DRAW_WORDS or words in _REDEAL_WORDS or words.startswith("w")) and not v.stock_capacity:
+        raise ValueError(f"{v.title} has no stock or waste")
     if words in _DRAW_WORDS or words in _REDEAL_WORDS:
         draw = words in _DRAW_WORDS
         for m in legal:
@@ -115,10 +126,17 @@ def parse_move(text: str, game: Game) -> Move:
         return k
 
     src, dst, count = match["src"], match["dst"], match["count"]
-    if src == "r":
+    if (src.startswith("c") or dst == "c") and not v.cells:
+        raise ValueError(f"{v.title} has no free cells")
+    if src.startswith("c"):
+        k = int(src[1:].strip())
+        if not 0 <= k < v.cells:
+            raise ValueError(f"there is no free cell c{k}: the cells are c0 to c{v.cells - 1}")
+        source: tuple[str, int | None] = ("cell", k)
+    elif src == "r":
         if not v.reserve:
             raise ValueError(f"{v.title} has no reserve")
-        source: tuple[str, int | None] = ("reserve", None)
+        source = ("reserve", None)
     elif src == "w":
         source = ("waste", None)
     else:
@@ -130,6 +148,8 @@ def parse_move(text: str, game: Game) -> Move:
     from_source = [m for m in legal if (m.source, m.source_index) == source]
     if dst == "f":
         found = [m for m in from_source if m.target == "foundation"]
+    elif dst == "c":
+        found = [m for m in from_source if m.target == "cell"]
     elif dst == "e" or _is_empty_pile(game, state, pile(dst)):  # any empty pile: the lowest one is used
         found = [m for m in from_source if m.target == "tableau" and _is_empty_pile(game, state, m.target_index)]
     else:
@@ -144,14 +164,19 @@ def parse_move(text: str, game: Game) -> Move:
         listed = ", ".join(map(str, counts[:-1])) + f" or {counts[-1]}"
         raise ValueError(f"{listed} cards can go there from {src_tok}: say how many, e.g. '{src_tok} {dst} "
                          f"{counts[-1]}'")
-    into_empty = dst == "e" or (dst != "f" and _is_empty_pile(game, state, pile(dst)))
+    into_empty = dst == "e" or (dst not in ("f", "c") and _is_empty_pile(game, state, pile(dst)))
     if into_empty and source[0] != "waste" and not v.tableau_to_empty:
         raise ValueError(f"in {v.title} only the waste's top card goes into an empty pile")
-    where = {"waste": "the waste", "reserve": "the reserve"}.get(source[0]) or f"t{source[1]}"
+    where = {"waste": "the waste", "reserve": "the reserve", "cell": f"free cell c{source[1]}"}.get(source[0]) \
+        or f"t{source[1]}"
     if source[0] == "tableau" and not state["tableau"][source[1]]:
         raise ValueError(f"pile t{source[1]} is empty")
-    if source[0] != "tableau" and not state[source[0]]:
+    if source[0] == "cell" and state["cells"][source[1]] is None:
         raise ValueError(f"{where} is empty")
+    if source[0] in ("waste", "reserve") and not state[source[0]]:
+        raise ValueError(f"{where} is empty")
+    if dst == "c" and all(state["cells"]):
+        raise ValueError("every free cell holds a card")
     others = ", ".join(notation(m, game, state) for m in from_source)
     hint = f"; legal from {where}: {others}" if others else f"; nothing can move from {where} now"
     if dst == "e" and all(state["tableau"]):

@@ -21,16 +21,17 @@ def _card(text: str, color: bool) -> str:
 
 
 def render_text(state: dict, color: bool = False) -> str:
-    """A few lines: foundations, stock/waste (and reserve), then one line per tableau pile."""
+    """A few lines: foundations, stock/waste (and reserve, or free cells), then one line per tableau pile."""
     found = " ".join(_card(f[-1], color) if f else "--" for f in state["foundations"])
-    waste = state["waste"]
-    shown_waste = " ".join(_card(c, color) for c in waste[-3:]) if waste else "--"
-    lines = [
-        f"{state['variant']}  foundations: {found}",
-        f"stock: {len(state['stock'])} cards  waste ({len(waste)}): {shown_waste}",
-    ]
+    lines = [f"{state['variant']}  foundations: {found}"]
     # What the game has, as its variant declares it (not guessed from the state's fields).
     v = get_variant(state["variant"])
+    if v.stock_capacity:
+        waste = state["waste"]
+        shown_waste = " ".join(_card(c, color) for c in waste[-3:]) if waste else "--"
+        lines.append(f"stock: {len(state['stock'])} cards  waste ({len(waste)}): {shown_waste}")
+    if v.cells:
+        lines.append("cells: " + " ".join(_card(c, color) if c else "--" for c in state["cells"]))
     extras = []
     if v.reserve:
         reserve = state.get("reserve") or []

@@ -17,6 +17,7 @@ from solitaire_env.engine.deals import DealSchedule, DealSet, deal_set
 from solitaire_env.engine.game import Game
 from solitaire_env.engine.history import History
 from solitaire_env.engine.moves import Move
+from solitaire_env.engine.state import check_seed
 from solitaire_env.engine.variant import Variant, observation_fields
 from solitaire_env.envs.reward import Reward
 
@@ -165,8 +166,8 @@ class SolitaireEnv(gym.Env):
                         illegal_penalty=illegal_penalty, win_bonus=win_bonus, step_penalty=step_penalty,
                         reveal_bonus=reveal_bonus, ansi_color=ansi_color, track_revisits=track_revisits,
                         no_revisit=no_revisit, action_features=action_features)
-        self.deals: DealSet | None = deal_set(deals)
-        self._schedule = DealSchedule(self.deals)
+        self.deals: DealSet | None = deal_set(deals, self.variant.deal_limit)
+        self._schedule = DealSchedule(self.deals, limit=self.variant.deal_limit)
         v = self.variant
         self.observation_space = observation_space(v, obs_mode, action_features and obs_mode in DICT_MODES)
         self.action_space = spaces.Discrete(v.n_actions)
@@ -190,6 +191,8 @@ class SolitaireEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         game = self.check_reset_options(options)  # before anything changes
+        if seed is not None and self.deals is None:
+            check_seed(seed, self.variant)  # the deal number: FreeCell's stop at Microsoft's last
         super().reset(seed=seed)
         if game is not None:
             self.game, self.deal_seed = game, -1

@@ -1,4 +1,4 @@
-"""Registers the three envs with Gymnasium (called from ``solitaire_env/__init__.py``)."""
+"""Registers the envs with Gymnasium (called from ``solitaire_env/__init__.py``)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
+from solitaire_env.engine.games import FREECELL, NUMBER_TEN, RAINBOW, RANK_AND_FILE
 
 ENV_IDS = {
     "RankAndFile-v0": ("RankAndFile", RANK_AND_FILE),
     "NumberTen-v0": ("NumberTen", NUMBER_TEN),
     "Rainbow-v0": ("Rainbow", RAINBOW),
+    "FreeCell-v0": ("FreeCell", FREECELL),
 }
 
 
@@ -46,7 +47,12 @@ def make_rainbow(**kwargs: Any) -> gym.Env:
     return _make("Rainbow", kwargs)
 
 
-_ENTRY_POINTS = {"RankAndFile": "make_rank_and_file", "NumberTen": "make_number_ten", "Rainbow": "make_rainbow"}
+def make_freecell(**kwargs: Any) -> gym.Env:
+    return _make("FreeCell", kwargs)
+
+
+_ENTRY_POINTS = {"RankAndFile": "make_rank_and_file", "NumberTen": "make_number_ten", "Rainbow": "make_rainbow",
+                 "FreeCell": "make_freecell"}
 
 
 def register_envs() -> None:

@@ -114,6 +114,7 @@ class _Layout:
     waste_x: int
     reserve_x: int  # -1 without a reserve
     found_x: tuple[int, ...]
+    cell_x: tuple[int, ...]  # free cells (FreeCell); empty without them
     tab_x: tuple[int, ...]
     tab_y: int
     tab_h: int  # room for one pile, top of its first card to bottom of its last
@@ -124,7 +125,7 @@ def _layout(variant_name: str, width: int) -> _Layout:
     from solitaire_env.engine.games import get_variant
 
     v = get_variant(variant_name)
-    piles, nf, has_reserve = v.piles, v.foundations, v.reserve > 0
+    piles, nf, nc, has_reserve = v.piles, v.foundations, v.cells, v.reserve > 0
     # Top row in card widths: stock, waste (3 cards fanned), [reserve (a back and its top card)],
     # foundations; a margin at each side, gaps between foundations, wider gaps between groups. The fan
     # step in the waste shows a covered card's whole corner index ("10" and a suit sign).
@@ -132,12 +133,16 @@ def _layout(variant_name: str, width: int) -> _Layout:
     groups = 3 if has_reserve else 2  # gaps after the stock, after the waste (and the reserve)
     top_units = 2 * margin + (2 + nf + has_reserve) + 2 * fan + has_reserve * res_fan + groups * group
     top_units += gap * (nf - 1)
+    if nc:  # FreeCell's top row instead: the free cells, a wider gap, the foundations (no stock or waste)
+        top_units = 2 * margin + nc + nf + gap * (nc - 1 + nf - 1) + group
     tab_units = 2 * margin + piles + gap * (piles - 1)
 
     def needed(cw: int) -> int:  # the width that cards cw wide need, with the fan step their index needs
         m, g, grp, rf = round(margin * cw), round(gap * cw), round(group * cw), round(res_fan * cw)
         f = _waste_fan(cw)
         top = 2 * m + cw + grp + cw + 2 * f + grp + has_reserve * (cw + rf + grp) + nf * cw + (nf - 1) * g
+        if nc:
+            top = 2 * m + (nc + nf) * cw + (nc - 1 + nf - 1) * g + grp
         return max(top, 2 * m + piles * cw + (piles - 1) * g)
 
     cw = int(width / max(top_units, tab_units)) + 1
@@ -163,6 +168,7 @@ def _layout(variant_name: str, width: int) -> _Layout:
     reserve_x = waste_x + cw + 2 * f + grp if has_reserve else -1
     found_right = width - m
     found_x = tuple(found_right - cw - (nf - 1 - k) * (cw + g) for k in range(nf))
+    cell_x = tuple(m + k * (cw + g) for k in range(nc))
 
     if piles >= 6:  # as wide as the top row, the gaps at most a third of a card
         tg = min((width - 2 * m - piles * cw) / (piles - 1), cw / 3)
@@ -177,11 +183,12 @@ def _layout(variant_name: str, width: int) -> _Layout:
         # three under thirteen (Rank and File). Anything longer is fanned tighter.
         tab_h = ch + 2 * off_down + 13 * off_up
     else:
-        tab_h = ch + 19 * off_up  # Rainbow: 20 cards at full spacing; up to 52 squeezed in
+        tab_h = ch + 19 * off_up  # Rainbow and FreeCell: 20 cards at full spacing; more squeezed in
     height = tab_y + tab_h + 3 + label_h + max(4, round(0.1 * cw))
     height += height % 2  # even sides suit video encoders
     return _Layout(width, height, cw, ch, max(3, round(0.075 * cw)), index_px, off_up, off_down, f, rf,
-                   header_y, header_px, label_px, top_y, stock_x, waste_x, reserve_x, found_x, tab_x, tab_y, tab_h)
+                   header_y, header_px, label_px, top_y, stock_x, waste_x, reserve_x, found_x, cell_x, tab_x, tab_y,
+                   tab_h)
 
 
 @functools.lru_cache(maxsize=8)
@@ -357,12 +364,13 @@ def render_rgb(state: dict, width: int | None = None) -> np.ndarray:
     """The position as a picture: an ``H x W x 3`` ``uint8`` array.
 
     A green table with the stock (a back and its count), the waste (its top three cards fanned, and
-    its count), in Rainbow the reserve (its backs and face-up top card, and its count) and a line with
+    its count) or, in FreeCell, the four free cells (their cards, or empty slots, and a count of the
+    free ones), in Rainbow the reserve (its backs and face-up top card, and its count) and a line with
     the base rank and redeals left, the foundations (top cards, or empty slots), and below them the
     tableau piles fanned downward, each with its card count. Face-down cards are drawn as backs and
     the stock only as a back and a count, so the picture shows what a player at the table sees.
 
-    ``width`` defaults to 1000 pixels for the ten-pile games and 700 for Rainbow; the height follows
+    ``width`` defaults to 1000 pixels for the ten-pile games and 720 for the others; the height follows
     from the variant and the width alone, so every position of a game gives the same image shape.
     """
     from solitaire_env.engine.games import get_variant
@@ -390,24 +398,35 @@ def render_rgb(state: dict, width: int | None = None) -> np.ndarray:
     paint.text(lay.width - lay.stock_x, lay.header_y, info, lay.header_px, fill=_TEXT_DIM, anchor="rt")
 
     label_y = lay.top_y + ch + 3
-    # Stock: a back and a count; never its cards.
-    n_stock = len(state["stock"])
-    if n_stock:
-        paint.card(lay.stock_x, lay.top_y, None)
-    else:  # empty: say so if the waste can still be turned over
-        redeal = state.get("redeals_left", 0) > 0 and bool(state["waste"])
-        paint.slot(lay.stock_x, lay.top_y, "redeal" if redeal else "", lay.label_px)
-    paint.label(lay.stock_x + cw // 2, label_y, f"stock {n_stock}")
-
-    # Waste: the top three cards fanned to the right, the playable one on top.
-    waste = state["waste"]
-    if waste:
-        for k, card in enumerate(waste[-3:]):
-            paint.card(lay.waste_x + k * lay.waste_fan, lay.top_y, card)
+    if lay.cell_x:
+        # Free cells (FreeCell, which has no stock or waste): each card held, or an empty slot.
+        cells = state["cells"]
+        for x, card in zip(lay.cell_x, cells, strict=True):
+            if card is None:
+                paint.slot(x, lay.top_y)
+            else:
+                paint.card(x, lay.top_y, card)
+        middle = (lay.cell_x[0] + lay.cell_x[-1] + cw) // 2
+        paint.label(middle, label_y, f"free cells {sum(1 for c in cells if c is None)}")
     else:
-        paint.slot(lay.waste_x, lay.top_y)
-    shown = min(3, len(waste))
-    paint.label(lay.waste_x + (cw + max(0, shown - 1) * lay.waste_fan) // 2, label_y, f"waste {len(waste)}")
+        # Stock: a back and a count; never its cards.
+        n_stock = len(state["stock"])
+        if n_stock:
+            paint.card(lay.stock_x, lay.top_y, None)
+        else:  # empty: say so if the waste can still be turned over
+            redeal = state.get("redeals_left", 0) > 0 and bool(state["waste"])
+            paint.slot(lay.stock_x, lay.top_y, "redeal" if redeal else "", lay.label_px)
+        paint.label(lay.stock_x + cw // 2, label_y, f"stock {n_stock}")
+
+        # Waste: the top three cards fanned to the right, the playable one on top.
+        waste = state["waste"]
+        if waste:
+            for k, card in enumerate(waste[-3:]):
+                paint.card(lay.waste_x + k * lay.waste_fan, lay.top_y, card)
+        else:
+            paint.slot(lay.waste_x, lay.top_y)
+        shown = min(3, len(waste))
+        paint.label(lay.waste_x + (cw + max(0, shown - 1) * lay.waste_fan) // 2, label_y, f"waste {len(waste)}")
 
     # Reserve (Rainbow): its face-down cards as one back, its face-up top card fanned beside it.
     if lay.reserve_x >= 0:

@@ -53,7 +53,7 @@ from gymnasium.vector.utils import batch_space
 from solitaire_env.engine import batched, features, history
 from solitaire_env.engine.batched import Batch
 from solitaire_env.engine.deals import DealSchedule, DealSet, deal_set
-from solitaire_env.engine.games import NUMBER_TEN, RAINBOW, RANK_AND_FILE
+from solitaire_env.engine.games import FREECELL, NUMBER_TEN, RAINBOW, RANK_AND_FILE
 from solitaire_env.engine.history import History, Recording
 from solitaire_env.engine.state import check_seed, deal_into, from_json
 from solitaire_env.engine.variant import Variant
@@ -133,7 +133,7 @@ class SolitaireVectorEnv(VectorEnv):
         v = self.variant
         n = self.num_envs = int(num_envs)
         self.max_episode_steps = check_max_episode_steps(max_episode_steps) or v.max_episode_steps
-        self.deals: DealSet | None = deal_set(deals)
+        self.deals: DealSet | None = deal_set(deals, self.variant.deal_limit)
         self.single_observation_space = observation_space(v, obs_mode, action_features and obs_mode in DICT_MODES)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.single_action_space = spaces.Discrete(v.n_actions)
@@ -159,7 +159,7 @@ class SolitaireVectorEnv(VectorEnv):
                           if obs_mode == "piles" or self.action_features else None)
         self._no_action_features = np.zeros((n, 0, 0), dtype=np.int8)
         self._action_features = self._no_action_features  # the last step's, written by the compiled step
-        self._schedules = [DealSchedule(self.deals, i, n) for i in range(n)]
+        self._schedules = [DealSchedule(self.deals, i, n, self.variant.deal_limit) for i in range(n)]
         self._row_starts = np.arange(n, dtype=np.int64) * v.n_actions  # sub-env i's mask in masks.reshape(-1)
         self._rngs: list[np.random.Generator] | None = None
         self._ready = False
@@ -361,7 +361,8 @@ class SolitaireVectorEnv(VectorEnv):
             raise ValueError(f"seed must be an integer, a list of {n} integers or None, or None; got {seed!r}")
         if len(seeds) != n:
             raise ValueError(f"reset got {len(seeds)} seeds for {n} sub-envs")
-        return [None if s is None else check_seed(s) for s in seeds]
+        numbered = self.variant if self.deals is None else None  # a seed names a deal, not a place in the set
+        return [None if s is None else check_seed(s, numbered) for s in seeds]
 
     def _check_options(self, options: Any) -> tuple[list[np.ndarray | None], np.ndarray]:
         """The state array (or ``None``) and whether to reset, for each sub-env; ``ValueError`` if bad."""
@@ -459,3 +460,7 @@ class NumberTenVectorEnv(SolitaireVectorEnv):
 
 class RainbowVectorEnv(SolitaireVectorEnv):
     variant = RAINBOW
+
+
+class FreeCellVectorEnv(SolitaireVectorEnv):
+    variant = FREECELL
