@@ -279,3 +279,10 @@ def test_cell_notation_reads_back_and_bad_cell_notation_says_why():
         assert parse_move(notation(m, game), game) == m
     with pytest.raises(ValueError, match="Rainbow has no free cells"):
         parse_move("t0 c", Game("rainbow", 1))
+
+
+def test_the_solver_refuses_freecell_until_its_shortcuts_are_proved_for_it():
+    from solitaire_env.solver import solve
+
+    with pytest.raises(ValueError, match="the solver does not play FreeCell yet"):
+        solve("freecell", seed=1)
