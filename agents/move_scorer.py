@@ -65,13 +65,17 @@ class MoveScorer(BaseFeaturesExtractor):
         self.n_actions, self.dim = n_actions, dim
         self.n_piles = observation_space["piles"].shape[0]
         self.n_found = observation_space["foundations"].shape[0]
+        # The codes of "from" and "to" a game uses (free cells add one each), one-hot below.
+        highs = observation_space["action_features"].high
+        self.n_from, self.n_to = int(highs[..., _A["from"]].max()) + 1, int(highs[..., _A["to"]].max()) + 1
         self.token = nn.Embedding(N_TOKENS, dim)
         self.slot = nn.Linear(3, dim)
         self.pile = nn.Sequential(nn.Linear(dim + 4 + 5, dim), nn.ReLU())
         self.found = nn.Sequential(nn.Linear(5 + 2, dim), nn.ReLU())
         self.context = nn.Sequential(nn.Linear(7 * dim + 9, hidden), nn.ReLU(), nn.Linear(hidden, dim), nn.ReLU())
-        # card, onto, count, from (5), to (6), from a pile, uncovers, empties, seen, source, target, context
-        move_in = 2 * dim + 1 + 5 + 6 + 4 + 3 * dim
+        # card, onto, count, from (5; 6 with free cells), to (6; 7), from a pile, uncovers, empties, seen, source,
+        # target, context
+        move_in = 2 * dim + 1 + self.n_from + self.n_to + 4 + 3 * dim
         self.score = nn.Sequential(nn.Linear(move_in, hidden), nn.ReLU(), nn.Linear(hidden, hidden // 2), nn.ReLU(),
                                    nn.Linear(hidden // 2, 1))
         with torch.no_grad():
@@ -98,6 +102,7 @@ class MoveScorer(BaseFeaturesExtractor):
         # A slot's area and pile are fixed by its row (features.template), so one row's columns give the
         # grouping of all; the sums are one index_add over the occupied slots.
         area = cards[0, :, F.F_AREA].long()
+        area = torch.where(area == F.AREA_CELL, F.AREA_RESERVE, area)  # no game has both: cells pool as a reserve
         group = torch.where(area == F.AREA_TABLEAU, cards[0, :, F.F_PILE].long(), self.n_piles + area)
         n_groups = self.n_piles + 4
         place = rows * n_groups + group[slots]
@@ -131,8 +136,8 @@ class MoveScorer(BaseFeaturesExtractor):
                                  torch.where(to == F.TO_FOUNDATION, self.n_piles + to_index, torch.zeros_like(to)))
             source = a[:, _A["from_pile"]].long()
             x = torch.cat((self.token(a[:, _A["card"]].long()), self.token(a[:, _A["onto"]].long()),
-                           a[:, _A["count"]:_A["count"] + 1] / 13.0, _onehot(a[:, _A["from"]], 5),
-                           _onehot(a[:, _A["to"]], 6), (source > 0).float().unsqueeze(-1),
+                           a[:, _A["count"]:_A["count"] + 1] / 13.0, _onehot(a[:, _A["from"]], self.n_from),
+                           _onehot(a[:, _A["to"]], self.n_to), (source > 0).float().unsqueeze(-1),
                            a[:, _A["uncovers"]:_A["seen"] + 1], places[rows, source], places[rows, target],
                            context[rows]), -1)
             logits = logits.index_put((rows, moves), self.score(x).squeeze(-1))

@@ -10,14 +10,31 @@ import pytest
 import solitaire_env  # noqa: F401  (registers the envs)
 from solitaire_env.engine import core
 from solitaire_env.engine.cards import RANKS, card_from_str
-from solitaire_env.engine.features import ACTION_FEATURES, CARD_FEATURES, PILE_FEATURES, SUMMARY_FEATURES
+from solitaire_env.engine.features import (
+    ACTION_FEATURES,
+    CARD_FEATURES,
+    PILE_FEATURES,
+    SUMMARY_FEATURES,
+    FeatureArrays,
+    card_slots,
+)
+from solitaire_env.engine.game import Game
+from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.keys import position_key
-from solitaire_env.engine.variant import TABLEAU_TO_FOUNDATION, WASTE_TO_FOUNDATION
+from solitaire_env.engine.moves import Move
+from solitaire_env.engine.variant import (
+    CELL_TO_EMPTY,
+    CELL_TO_FOUNDATION,
+    CELL_TO_TABLEAU,
+    TABLEAU_TO_CELL,
+    TABLEAU_TO_FOUNDATION,
+    WASTE_TO_FOUNDATION,
+)
 
 ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
 C = {name: k for k, name in enumerate(CARD_FEATURES)}
 A = {name: k for k, name in enumerate(ACTION_FEATURES)}
-AREA_CODE = {"stock": 1, "waste": 2, "reserve": 3, "tableau": 4}
+AREA_CODE = {"stock": 1, "waste": 2, "reserve": 3, "tableau": 4, "cell": 5}
 
 
 def positions(env_id: str, episodes: int = 3, steps: int = 150, **kwargs):
@@ -241,3 +258,108 @@ def test_the_batched_env_never_writes_action_features_a_caller_holds(obs_mode):
             np.testing.assert_array_equal(array, copy)
         np.testing.assert_array_equal(view, view_copy)
     assert reused > 0
+
+
+# --- FreeCell: the free cells in the piles observation and in the action features ---------------------
+
+def cell_rows(v) -> slice:
+    """The ``cards`` rows of the free cells: the last ``cells`` rows."""
+    first = v.piles * v.pile_capacity + v.stock_capacity * (2 if v.redeals else 1) + v.reserve
+    return slice(first, first + v.cells)
+
+
+def test_the_piles_observation_shows_a_card_put_in_a_free_cell():
+    game = Game("freecell", 1)
+    v = game.variant
+    top = game.get_state()["tableau"][0][-1]
+    assert game.play(Move("tableau", 0, "cell", 0, 1)) == 1
+    arrays = FeatureArrays(v, 1, True, True)
+    obs = arrays.compute(game.state[None], game.observation()[None], game.action_mask()[None],
+                           np.zeros((1, 0), dtype=np.int8))
+    cards = obs["cards"][0]
+    assert cards.shape == (card_slots(v), len(CARD_FEATURES)) == (v.piles * v.pile_capacity + 4, 10)
+    cells = cards[cell_rows(v)]
+    card = card_from_str(top)
+    assert cells[0].tolist() == [1, card % 13 + 1, card // 13 + 1, 2 if card // 13 in (1, 2) else 1, 4, 0, 0, 0, 1,
+                                 int(card % 13 == 0)]
+    assert cells[1:].tolist() == [[0, 0, 0, 0, 4, 0, c, 0, 0, 0] for c in (1, 2, 3)]
+    assert obs["piles"][0, 0, 0] == 6 and not cards[6, C["state"]]  # the pile lost its top card
+    # The env shows the same after the same move.
+    env = gym.make("FreeCell-v0", obs_mode="piles", action_features=True)
+    env.reset(seed=1)
+    stepped = env.step(env.unwrapped.game.encode(Move("tableau", 0, "cell", 0, 1)))[0]
+    np.testing.assert_array_equal(stepped["cards"], cards)
+    assert env.observation_space.contains(stepped)
+
+
+def test_freecell_piles_observation_follows_the_cells_and_stays_in_its_space():
+    checked = 0
+    for env, obs, info in positions("FreeCell-v0", episodes=6):
+        u = env.unwrapped
+        v, state = u.variant, u.get_state()
+        assert env.observation_space.contains(obs)
+        accepts = {int(v.actions[a, 1]) for a in np.flatnonzero(info["action_mask"])
+                   if v.actions[a, 0] == CELL_TO_FOUNDATION}
+        for c, (row, text) in enumerate(zip(obs["cards"][cell_rows(v)], state["cells"], strict=True)):
+            assert (row[C["area"]], row[C["pile"]], row[C["depth"]], row[C["height"]]) == (4, 0, c, 0)
+            if text is None:
+                assert not row[[C["state"], C["rank"], C["suit"], C["movable"], C["to_foundation"]]].any()
+                continue
+            card = card_from_str(text)
+            assert (row[C["state"]], row[C["rank"]], row[C["suit"]]) == (1, card % 13 + 1, card // 13 + 1)
+            assert row[C["movable"]] == 1 and row[C["to_foundation"]] == (c in accepts)
+            checked += 1
+    assert checked > 300
+
+
+def test_freecell_action_features_name_the_card_and_the_places_of_each_move():
+    """Every move the rules allow, cell moves above all: the card that moves, the one it lands on, the
+    areas and indices, against the position's JSON and the decoded move."""
+    kinds = set()
+    for env, obs, _ in positions("FreeCell-v0", episodes=6):
+        u = env.unwrapped
+        v, game, state = u.variant, u.game, u.get_state()
+        features = obs["action_features"]
+        for a in np.flatnonzero(game.action_mask()):
+            row = dict(zip(ACTION_FEATURES, features[a].tolist(), strict=True))
+            move = game.decode(int(a))
+            kinds.add(int(v.actions[a, 0]))
+            if move.source == "cell":
+                source = [state["cells"][move.source_index]]
+            else:
+                source = state["tableau"][move.source_index]
+            assert row["card"] == card_code(source[len(source) - move.count])
+            assert row["count"] == move.count
+            assert row["from"] == AREA_CODE[move.source]
+            assert row["from_pile"] == (move.source_index + 1 if move.source == "tableau" else 0)
+            assert row["empties"] == (move.source == "tableau" and move.count == len(source))
+            assert row["to_index"] == move.target_index + 1
+            if move.target == "cell":
+                assert state["cells"][move.target_index] is None
+                assert (row["to"], row["onto"]) == (6, 0)
+            elif move.target == "foundation":
+                target = state["foundations"][move.target_index]
+                assert (row["to"], row["onto"]) == (5, card_code(target[-1]) if target else 0)
+            else:
+                target = state["tableau"][move.target_index]
+                assert row["to"] == (3 if target else 4)
+                assert row["onto"] == (card_code(target[-1]) if target else 0)
+    assert kinds >= {CELL_TO_FOUNDATION, CELL_TO_TABLEAU, CELL_TO_EMPTY, TABLEAU_TO_CELL}
+
+
+def test_the_batched_freecell_env_writes_the_action_features_of_every_move():
+    """The batched step writes the action features with the history's list of moves between piles: the
+    moves into a free cell, after those, are written too (with and without an empty pile)."""
+    env = gym.make_vec("FreeCell-v0", num_envs=4, obs_mode="piles", action_features=True)
+    v = get_variant("freecell")
+    rng = np.random.default_rng(3)
+    obs, info = env.reset(seed=1)
+    to_cell = 0
+    for _ in range(100):
+        acts = np.array([int(rng.choice(np.flatnonzero(row))) if row.any() else 0 for row in info["action_mask"]])
+        obs, _, _, _, info = env.step(acts)
+        assert env.observation_space.contains(obs)
+        fresh = env._features.compute(env.states, env.codes, env.masks, env.seen)["action_features"]
+        np.testing.assert_array_equal(obs["action_features"], fresh)
+        to_cell += int(obs["action_features"][:, v.actions[:, 0] == TABLEAU_TO_CELL, 0].sum())
+    assert to_cell > 100

@@ -33,7 +33,7 @@ def _logits(policy, obs) -> np.ndarray:
         return policy.get_distribution(tensor).distribution.logits.numpy()
 
 
-@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("env_id", [e for e in ENV_IDS if e != "FreeCell-v0"])  # FreeCell hides no card
 def test_hidden_cards_never_change_the_policy(env_id):
     """Twin positions (the face-down cards and the unseen stock dealt differently) give the same
     observation and the same action logits, at every step of a game."""
@@ -70,7 +70,9 @@ def test_pooling_over_occupied_slots_equals_pooling_over_every_slot(env_id):
     obs, info = venv.reset(seed=4)
     rng = np.random.default_rng(0)
     for _ in range(40):
-        obs, _, _, _, info = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]]))
+        # (a sub-env that just ended has no legal move: any id, its next step resets it)
+        obs, _, _, _, info = venv.step(np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0
+                                                 for m in info["action_mask"]]))
     cards = torch.as_tensor(obs["cards"], dtype=torch.float32)
     state, rank, suit = (cards[..., c].long() for c in (F.F_STATE, F.F_RANK, F.F_SUIT))
     token = torch.where(rank > 0, (suit - 1) * 13 + rank, 53 + state)
@@ -79,6 +81,7 @@ def test_pooling_over_occupied_slots_equals_pooling_over_every_slot(env_id):
     with torch.no_grad():
         slot = torch.relu(extractor.token(token) + extractor.slot(cols)) * present
         area, pile = cards[0, :, F.F_AREA].long(), cards[0, :, F.F_PILE].long()
+        area[area == F.AREA_CELL] = F.AREA_RESERVE  # free cells pool in the reserve's place
         group = torch.where(area == F.AREA_TABLEAU, pile, extractor.n_piles + area)
         member = torch.nn.functional.one_hot(group, extractor.n_piles + 4).float().T
         pooled, counts = extractor.pool_slots(cards)

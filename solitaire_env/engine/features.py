@@ -8,21 +8,22 @@ entries (``int8``, the summary ``int16``); 0 always means "none" or "unknown".
 
 **cards**, ``(slots, 10)``: one row per place a card can lie in view, in the observation's order:
 every tableau slot (pile ``p``, depth ``k`` at row ``p * capacity + k``), then the waste, then (Rainbow)
-the stock and the reserve, each bottom first.
+the stock and the reserve, each bottom first, then (FreeCell) one slot per free cell, in cell order.
 
 ==  ==============  ===========================================================================
  0  state           0 empty slot, 1 face up, 2 face down, 3 in the stock and not seen yet
  1  rank            1-13 (Ace to King) for a card seen, else 0
  2  suit            1-4 (clubs, diamonds, hearts, spades) for a card seen, else 0
  3  colour          1 black, 2 red for a card seen, else 0
- 4  area            0 tableau, 1 waste, 2 stock, 3 reserve (the slot's, whether a card is there or not)
+ 4  area            0 tableau, 1 waste, 2 stock, 3 reserve, 4 free cell (the slot's, whether a card is
+                    there or not)
  5  pile            tableau pile + 1, 0 elsewhere
- 6  depth           the slot's place in its pile or list, 0 at the bottom
+ 6  depth           the slot's place in its pile or list, 0 at the bottom; a free cell's index
  7  height          cards lying on this one (0: the top card, and for an empty slot)
  8  movable         1 if some move can take this card (with the cards on it): a card of the top
                     packed run of its pile (in Rainbow, where only whole piles move between piles, the
-                    top card and the bottom card of a pile that is one run), or the top card of the
-                    waste or the reserve
+                    top card and the bottom card of a pile that is one run), the top card of the
+                    waste or the reserve, or a free cell's card
  9  to_foundation   1 if it is such a top card and a foundation takes it now
 ==  ==============  ===========================================================================
 
@@ -39,12 +40,12 @@ base rank (1-13), face-down cards on the tableau, cards on the foundations, empt
  1  card        code (1-52, as the observation) of the card that moves, the bottom one of a run;
                 0 for a draw or a redeal
  2  onto        code of the card it goes onto: a pile's top or a foundation's top; 0 for an empty
-                pile, an empty foundation, a draw or a redeal
+                pile, an empty foundation, a free cell, a draw or a redeal
  3  count       cards moved (a redeal: the waste's size)
- 4  from        1 stock, 2 waste, 3 reserve, 4 tableau
- 5  to          1 stock (redeal), 2 waste (draw), 3 tableau pile, 4 empty pile, 5 foundation
- 6  from_pile   the source pile + 1 for a move from the tableau, else 0
- 7  to_index    the target pile or foundation slot + 1, else 0
+ 4  from        1 stock, 2 waste, 3 reserve, 4 tableau, 5 free cell
+ 5  to          1 stock (redeal), 2 waste (draw), 3 tableau pile, 4 empty pile, 5 foundation, 6 free cell
+ 6  from_pile   the source pile + 1 for a move from the tableau, else 0 (a free cell's card names it)
+ 7  to_index    the target pile, foundation slot or free cell + 1, else 0
  8  uncovers    1 if a face-down card turns up (under the moved cards, or the reserve's next card)
  9  empties     1 if it takes every card of its pile (Rainbow then refills it from the reserve)
 10  seen        1 if it leads to a position seen this episode (see :mod:`solitaire_env.engine.history`)
@@ -63,9 +64,13 @@ from solitaire_env.engine.batched import PARALLEL_MIN_BATCH, borrowed, keep_aliv
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
     A_FIRST,
+    CELL_TO_EMPTY,
+    CELL_TO_FOUNDATION,
+    CELL_TO_TABLEAU,
     DRAW,
     HIDDEN,
     O_BASE,
+    O_CELLS,
     O_DOWN,
     O_FCNT,
     O_FSUIT,
@@ -76,6 +81,7 @@ from solitaire_env.engine.variant import (
     O_REDEALS,
     O_RESDOWN,
     O_TAB,
+    OB_CELLS,
     OB_FOUND,
     OB_RES,
     OB_STOCK,
@@ -86,6 +92,7 @@ from solitaire_env.engine.variant import (
     RESERVE_TO_TABLEAU,
     SP_AUTOFILL,
     SP_CAP,
+    SP_CELLS,
     SP_FOUND,
     SP_N_ACTIONS,
     SP_PILES,
@@ -95,6 +102,7 @@ from solitaire_env.engine.variant import (
     SP_STOCK_CAP,
     SP_WHOLE,
     SP_WRAP,
+    TABLEAU_TO_CELL,
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_FOUNDATION,
     TABLEAU_TO_TABLEAU,
@@ -115,21 +123,22 @@ ACTION_FEATURES = ("allowed", "card", "onto", "count", "from", "to", "from_pile"
                    "empties", "seen")
 F_STATE, F_RANK, F_SUIT, F_COLOUR, F_AREA, F_PILE, F_DEPTH, F_HEIGHT, F_MOVABLE, F_UP = range(len(CARD_FEATURES))
 UP, DOWN, UNSEEN = 1, 2, 3  # card states
-AREA_TABLEAU, AREA_WASTE, AREA_STOCK, AREA_RESERVE = range(4)
-FROM_STOCK, FROM_WASTE, FROM_RESERVE, FROM_TABLEAU = 1, 2, 3, 4
-TO_STOCK, TO_WASTE, TO_PILE, TO_EMPTY, TO_FOUNDATION = 1, 2, 3, 4, 5
+AREA_TABLEAU, AREA_WASTE, AREA_STOCK, AREA_RESERVE, AREA_CELL = range(5)
+FROM_STOCK, FROM_WASTE, FROM_RESERVE, FROM_TABLEAU, FROM_CELL = 1, 2, 3, 4, 5
+TO_STOCK, TO_WASTE, TO_PILE, TO_EMPTY, TO_FOUNDATION, TO_CELL = 1, 2, 3, 4, 5, 6
 
 
 def card_slots(v: Variant) -> int:
-    """Rows of the ``cards`` array: tableau slots, waste, (with redeals) stock, reserve."""
-    return v.piles * v.pile_capacity + v.stock_capacity * (2 if v.redeals else 1) + v.reserve
+    """Rows of the ``cards`` array: tableau slots, waste, (with redeals) stock, reserve, free cells."""
+    return v.piles * v.pile_capacity + v.stock_capacity * (2 if v.redeals else 1) + v.reserve + v.cells
 
 
 def highs(v: Variant) -> dict[str, np.ndarray]:
     """The largest value of every entry of each array (for the observation space; at least 1, where a
     game has no such thing, so no entry's range is a single value)."""
-    longest = max(v.pile_capacity, v.stock_capacity, v.reserve)
-    card = np.array([3, 13, 4, 2, 3, v.piles, longest - 1, longest - 1, 1, 1], dtype=np.int64)
+    longest = max(v.pile_capacity, v.stock_capacity, v.reserve, v.cells)
+    area = AREA_CELL if v.cells else AREA_RESERVE
+    card = np.array([3, 13, 4, 2, area, v.piles, longest - 1, longest - 1, 1, 1], dtype=np.int64)
     pile = np.array([v.pile_capacity, v.pile_capacity, v.pile_capacity, 13, 4], dtype=np.int64)
     summary = np.array([v.stock_capacity, v.stock_capacity, v.reserve, v.reserve, v.redeals, 13,
                         v.piles * v.pile_capacity, v.n_cards, v.piles], dtype=np.int64)
@@ -149,6 +158,7 @@ def template(v: Variant) -> np.ndarray:
     if v.redeals:
         rows += [(AREA_STOCK, 0, k) for k in range(v.stock_capacity)]
     rows += [(AREA_RESERVE, 0, k) for k in range(v.reserve)]
+    rows += [(AREA_CELL, 0, c) for c in range(v.cells)]
     out = np.zeros((len(rows), len(CARD_FEATURES)), dtype=np.int8)
     out[:, [F_AREA, F_PILE, F_DEPTH]] = rows
     return out
@@ -224,6 +234,13 @@ def observe_piles(s, sp, codes, empty, cards, piles, found, summary) -> None:
         _fill(cards, first, codes, sp[OB_RES], nr, False)
         cards[first + nr - 1, F_MOVABLE] = 1
         cards[first + nr - 1, F_UP] = (accepts >> core.reserve_top(s, sp)) & 1
+    first += sp[SP_RES_CAP]
+    for c in range(sp[SP_CELLS]):  # a free cell's card: one card, face up, always movable
+        code = codes[sp[OB_CELLS] + c]
+        if code > 0:
+            _fill(cards, first + c, codes, sp[OB_CELLS] + c, 1, False)
+            cards[first + c, F_MOVABLE] = 1
+            cards[first + c, F_UP] = (accepts >> (code - 1)) & 1
     base = s[sp[O_BASE]]
     for f in range(sp[SP_FOUND]):
         n = s[sp[O_FCNT] + f]
@@ -254,12 +271,18 @@ def _legal_move(s, sp, actions, a, facts, empty):
         return empty, actions[a, 3]
     if kind == WASTE_TO_EMPTY:
         return empty, 1
-    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU:
+    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU or kind == CELL_TO_TABLEAU:
         return dst, 1
+    if kind == CELL_TO_EMPTY:
+        return empty, 1
+    if kind == TABLEAU_TO_CELL:
+        return core.lowest_free_cell(s, sp), 1
     if kind == WASTE_TO_FOUNDATION:
         card = core.waste_top(s, sp)
     elif kind == RESERVE_TO_FOUNDATION:
         card = core.reserve_top(s, sp)
+    elif kind == CELL_TO_FOUNDATION:
+        card = np.int64(s[sp[O_CELLS] + src])
     else:  # TABLEAU_TO_FOUNDATION
         card = facts[src]
     return core.foundation_for(s, sp, card), 1
@@ -286,6 +309,13 @@ def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidate
         for a in range(sp[A_FIRST + TABLEAU_TO_TABLEAU]):
             candidates[found] = a
             found += mask[a] != 0
+        # The moves into a free cell, last in the table: not listed when the list stops before them (it
+        # stops at the moves into an empty pile when no pile is empty).
+        to_cell = sp[A_FIRST + TABLEAU_TO_CELL]
+        if to_cell >= 0 and (listed == 0 or candidates[listed - 1] < to_cell):
+            for a in range(to_cell, sp[SP_N_ACTIONS]):
+                candidates[found] = a
+                found += mask[a] != 0
     elif have_seen:  # two loops: a test of have_seen per action is a branch per action
         for a in range(sp[SP_N_ACTIONS]):
             candidates[found] = a
@@ -329,6 +359,8 @@ def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidate
             out[a, 4], out[a, 1] = FROM_RESERVE, codes[sp[OB_RES] + nr - 1]
             # No reserve shows a face-down top: the next card turns up when one lies under this one.
             out[a, 8] = nr >= 2 and s[sp[O_RESDOWN]] >= nr - 1
+        elif kind == CELL_TO_FOUNDATION or kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY:
+            out[a, 4], out[a, 1] = FROM_CELL, codes[sp[OB_CELLS] + src]
         else:
             n, d = s[o_len + src], s[o_down + src]
             out[a, 4], out[a, 6], out[a, 1] = FROM_TABLEAU, src + 1, codes[tab + src * cap + n - count]
@@ -338,10 +370,13 @@ def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidate
             elif count == n and autofill:  # the reserve may refill the pile: play it to see
                 out[a, 8] = _refill_uncovers(s, sp, actions, a, scratch)
         out[a, 7] = target + 1
-        if kind == WASTE_TO_FOUNDATION or kind == RESERVE_TO_FOUNDATION or kind == TABLEAU_TO_FOUNDATION:
+        if kind == WASTE_TO_FOUNDATION or kind == RESERVE_TO_FOUNDATION or kind == TABLEAU_TO_FOUNDATION \
+                or kind == CELL_TO_FOUNDATION:
             out[a, 5], out[a, 2] = TO_FOUNDATION, codes[sp[OB_FOUND] + target]
-        elif kind == WASTE_TO_EMPTY or kind == TABLEAU_TO_EMPTY:
+        elif kind == WASTE_TO_EMPTY or kind == TABLEAU_TO_EMPTY or kind == CELL_TO_EMPTY:
             out[a, 5] = TO_EMPTY
+        elif kind == TABLEAU_TO_CELL:
+            out[a, 5] = TO_CELL  # onto nothing: a free cell
         else:
             out[a, 5], out[a, 2] = TO_PILE, codes[tab + target * cap + s[o_len + target] - 1]
 
@@ -405,7 +440,9 @@ def features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles,
 
 def action_highs(v: Variant) -> np.ndarray:
     """The largest value of each action feature column."""
-    return np.array([1, 52, 52, max(v.stock_capacity, 13), 4, 5, v.piles, max(v.piles, v.foundations), 1, 1, 1],
+    cells = v.cells > 0
+    return np.array([1, 52, 52, max(v.stock_capacity, 13), FROM_CELL if cells else FROM_TABLEAU,
+                     TO_CELL if cells else TO_FOUNDATION, v.piles, max(v.piles, v.foundations, v.cells), 1, 1, 1],
                     dtype=np.int64)
 
 

@@ -49,6 +49,7 @@ CASES = (
     Case("rainbow_no_revisit", "Rainbow-v0", cap=1000, kwargs={"no_revisit": True}, deal=1),
     Case("rank_and_file_piles", "RankAndFile-v0", cap=12, kwargs={"obs_mode": "piles", "action_features": True}),
     Case("freecell", "FreeCell-v0", cap=100, deal=1),  # Microsoft deal 1
+    Case("freecell_piles", "FreeCell-v0", cap=12, kwargs={"obs_mode": "piles", "action_features": True}, deal=1),
 )
 
 
