@@ -286,3 +286,16 @@ def test_the_solver_refuses_freecell_until_its_shortcuts_are_proved_for_it():
 
     with pytest.raises(ValueError, match="the solver does not play FreeCell yet"):
         solve("freecell", seed=1)
+
+
+def test_maskable_ppo_learns_on_the_sb3_adapter_without_error():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from solitaire_env.envs.sb3 import make_sb3_vec_env
+
+    venv = make_sb3_vec_env("FreeCell-v0", n_envs=4, seed=0, deals="train")
+    venv.reset()
+    masks = venv.env_method("action_masks")  # what MaskablePPO reads
+    assert len(masks) == 4 and all(m.shape == (FREECELL.n_actions,) and m.any() for m in masks)
+    model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=1, seed=0)
+    model.learn(128)
+    assert model.num_timesteps >= 128
