@@ -88,8 +88,9 @@ def test_an_edited_constant_or_core_function_takes_effect_despite_the_cache(tmp_
     assert edited["hidden_code"] == 60 and edited["observe_hits"] == 0
     assert edited["progress"] == first["progress"]
 
-    # core.py's hidden_cards is compiled into the solver's code, whose cache numba keys on rollouts.py alone.
-    _edit(root / "solitaire_env" / "engine" / "core.py", "total = s[sp[O_RESDOWN]]\n", "total = s[sp[O_RESDOWN]] + 7\n")
+    # position.py's hidden_cards is compiled into the solver's code, whose cache numba keys on rollouts.py alone.
+    _edit(root / "solitaire_env" / "engine" / "position.py", "total = s[sp[O_RESDOWN]]\n",
+          "total = s[sp[O_RESDOWN]] + 7\n")
     edited = _probe(root, cache_dir)
     assert edited["progress"] == first["progress"] - 7 * 100 and edited["progress_hits"] == 0
     assert edited["hidden_code"] == 60
