@@ -105,19 +105,15 @@ class Rules:
     """What the variant's actions do, worked out on a :class:`Table` (the visible position only)."""
 
     def __init__(self, variant: Variant) -> None:
-        if variant.cells or not variant.stock_capacity:
-            # This look-ahead is a second model of the rules, which #37 replaces with the engine itself.
-            raise ValueError(f"the heuristic and search agents do not play {variant.title} yet: their look-ahead "
-                             f"knows no free cells; use the random agent or a trained policy")
+        if variant.cells or not variant.stock_capacity:  # this look-ahead models no free cells
+            raise ValueError(f"the heuristic and search agents do not play {variant.title} yet; use random or a policy")
         self.variant = v = variant
-        self.piles, self.cap, self.decks = v.piles, v.pile_capacity, v.decks
+        self.piles, self.cap, self.decks, self.auto_fill = v.piles, v.pile_capacity, v.decks, v.auto_fill
         self.wrap, self.whole, self.to_empty = v.wrap, v.whole_pile_moves, v.tableau_to_empty
-        self.auto_fill = v.auto_fill
         self.fields = {name: field for name, (field, _) in observation_fields(v).items()}
         self.rows: list[tuple[int, int, int, int]] = [tuple(int(x) for x in r) for r in v.actions]
-        self.ids: dict[tuple[int, int, int, int], int] = {}
-        for a, (kind, src, dst, cnt) in enumerate(self.rows):
-            self.ids[(kind, src, dst, cnt if kind == TABLEAU_TO_EMPTY else 0)] = a
+        self.ids: dict[tuple[int, int, int, int], int] = {
+            (kind, i, j, n if kind == TABLEAU_TO_EMPTY else 0): a for a, (kind, i, j, n) in enumerate(self.rows)}
         # _builders[card]: the cards that build on it in the tableau
         self._builders = [[c for c in range(52) if self.builds_on(c, onto)] for onto in range(52)]
 
