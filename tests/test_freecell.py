@@ -281,13 +281,6 @@ def test_cell_notation_reads_back_and_bad_cell_notation_says_why():
         parse_move("t0 c", Game("rainbow", 1))
 
 
-def test_the_solver_refuses_freecell_until_its_shortcuts_are_proved_for_it():
-    from solitaire_env.solver import solve
-
-    with pytest.raises(ValueError, match="the solver does not play FreeCell yet"):
-        solve("freecell", seed=1)
-
-
 def test_maskable_ppo_learns_on_the_sb3_adapter_without_error():
     sb3_contrib = pytest.importorskip("sb3_contrib")
     from solitaire_env.envs.sb3 import make_sb3_vec_env

@@ -145,16 +145,6 @@ class SolveOptions:
             agent_guidance=name in AGENT_GUIDANCE_BY_DEFAULT if self.agent_guidance is None else self.agent_guidance)
 
 
-def check_solvable(game: str | Variant) -> Variant:
-    """The variant of ``game``; ``ValueError`` for a game the solver does not play yet. Its shortcuts are
-    proved sound (docs/design.md) for the games without free cells only, and a ``lost`` must be a proof."""
-    variant = get_variant(game)
-    if variant.cells or variant.run_limit:
-        raise ValueError(f"the solver does not play {variant.title} yet: its shortcuts are proved sound only "
-                         f"for games without free cells")
-    return variant
-
-
 def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray | None = None,
           options: SolveOptions | None = None, **overrides: Any) -> SolveResult:
     """Solve deal ``seed`` of ``game`` (or the position ``state_array``) with every card known.
@@ -165,7 +155,7 @@ def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray 
     ``ValueError`` for an unknown game, a bad seed or state, or bad options (``TypeError`` for an
     option that does not exist).
     """
-    variant = check_solvable(game)
+    variant = get_variant(game)
     if (seed is None) == (state_array is None):
         raise ValueError("give exactly one of seed and state_array")
     opts = replace(options or SolveOptions(), **overrides).for_game(variant)

@@ -37,7 +37,8 @@ PRIME = np.uint64(0x100000001B3)
 
 @_jit
 def state_key(s, sp) -> np.uint64:
-    """The position's canonical 64-bit key: piles and foundations hashed as sets (never 0)."""
+    """The position's canonical 64-bit key: piles and foundations hashed as sets (never 0). Free cells are
+    left out: the piles and foundations fix which cards they hold (docs/design.md, "FreeCell: keys...")."""
     total, h = key_parts(s, sp)
     return with_redeals(total, h, s[sp[O_REDEALS]])
 

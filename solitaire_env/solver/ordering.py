@@ -13,6 +13,9 @@ from numba import njit
 from solitaire_env.engine import core
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
+    CELL_TO_EMPTY,
+    CELL_TO_FOUNDATION,
+    CELL_TO_TABLEAU,
     DRAW,
     O_DOWN,
     O_LEN,
@@ -49,6 +52,8 @@ def move_score(s, sp, actions, a: int) -> int:
         return 600
     if kind == WASTE_TO_EMPTY:
         return 350
+    if kind >= CELL_TO_FOUNDATION:
+        return cell_score(s, sp, kind, src)
     # A tableau run moving to another pile or into an empty pile.
     count = core.resolve(s, sp, actions, a)[1]
     n = s[sp[O_LEN] + src]
@@ -81,6 +86,23 @@ def split_score(s, sp, kind: int, src: int, stays: int) -> int:
     if core.foundation_for(s, sp, exposed) >= 0:
         return 500
     return 200
+
+
+@_jit
+def cell_score(s, sp, kind: int, src: int) -> int:
+    """A free cell's move (FreeCell): to a foundation first; out of a cell onto a pile, which frees the
+    cell; a pile's top card into a cell, promising when the card it uncovers can go up; a cell's card
+    into an empty pile, seldom worth an empty pile."""
+    if kind == CELL_TO_FOUNDATION:
+        return 1000
+    if kind == CELL_TO_TABLEAU:
+        return 700
+    if kind == CELL_TO_EMPTY:
+        return 150
+    n = s[sp[O_LEN] + src]  # TABLEAU_TO_CELL
+    if n > 1 and core.foundation_for(s, sp, core.pile_card(s, sp, src, n - 2)) >= 0:
+        return 600
+    return 320
 
 
 @_jit

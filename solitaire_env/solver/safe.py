@@ -13,13 +13,16 @@ from solitaire_env.engine import core
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
     A_FIRST,
+    CELL_TO_FOUNDATION,
     O_BASE,
+    O_CELLS,
     O_FCNT,
     O_FSUIT,
     O_LEN,
     O_TAB,
     RESERVE_TO_FOUNDATION,
     SP_CAP,
+    SP_CELLS,
     SP_FOUND,
     SP_NCARDS,
     SP_PILES,
@@ -59,7 +62,8 @@ def is_safe(s, sp, card: int) -> bool:
 
 @_jit
 def play_safe_moves(s, sp, actions, record, n_record, waste) -> int:
-    """Play safe foundation moves (:func:`is_safe`) in ``s`` until none is left; return the new ``n_record``.
+    """Play safe foundation moves (:func:`is_safe`: from the waste, reserve, free cells and piles) in ``s``
+    until none is left; return the new ``n_record``.
 
     Their action ids are written to ``record`` from index ``n_record`` on (it needs room for one per
     card of the game). ``waste``: consider the waste's top card too (the solver leaves it to the search
@@ -86,6 +90,17 @@ def play_safe_moves(s, sp, actions, record, n_record, waste) -> int:
                 n_record += 1
                 progress = True
                 continue
+        for c in range(sp[SP_CELLS]):
+            card = s[sp[O_CELLS] + c]
+            if card >= 0 and is_safe(s, sp, card):
+                a = sp[A_FIRST + CELL_TO_FOUNDATION] + c
+                core.apply_action(s, sp, actions, a)
+                record[n_record] = a
+                n_record += 1
+                progress = True
+                break
+        if progress:
+            continue
         for p in range(sp[SP_PILES]):
             card = core.top_card(s, sp, p)
             if card >= 0 and is_safe(s, sp, card):

@@ -135,7 +135,7 @@ def winning_line(game: str, seed: int, actions: list[int]) -> str:
     for a in actions:
         move = g.decode(a)
         words.append(notation(move, g))
-        g.play(move)
+        g.play(a)  # the id itself: encoding the move back searches the whole action table
     return "; ".join(words)
 
 
@@ -237,7 +237,7 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
 # Deals 0-999 of each game, made by ``solitaire-env label-deals`` (solitaire_env.tools.winnability) and read here.
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "winnability"
-GAMES = ("rank_and_file", "number_ten", "rainbow")
+GAMES = ("rank_and_file", "number_ten", "rainbow", "freecell")
 
 
 def data_path(game: str) -> Path:

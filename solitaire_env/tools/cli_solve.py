@@ -21,7 +21,7 @@ def add_solver_commands(commands: argparse._SubParsersAction) -> None:
         "solve", help="solve deals with every card known: how winnable is a game",
         description="Solve deals A .. B-1 of GAME with the perfect-information solver, in parallel, writing "
                     "one CSV row per deal and printing the winnable fraction with its 95% interval.")
-    so.add_argument("game", metavar="GAME", help="rank_and_file, number_ten or rainbow (or an env id)")
+    so.add_argument("game", metavar="GAME", help="rank_and_file, number_ten, rainbow or freecell (or an env id)")
     seeds = so.add_mutually_exclusive_group(required=True)
     seeds.add_argument("--seeds", type=seed_range, metavar="A:B", help="deals A to B-1, e.g. 0:1000")
     seeds.add_argument("--retry", metavar="CSV",
@@ -62,12 +62,14 @@ def add_solver_commands(commands: argparse._SubParsersAction) -> None:
 
     ld = commands.add_parser(
         "label-deals", help="remake the shipped per-deal winnability data (docs/winnability.md)",
-        description="Solve deals 0-999 of each GAME in the two node-limited passes of the shipped data and "
+        description="Solve deals 0-999 of each GAME (Microsoft deals 1-1000 of FreeCell) in the two node-limited "
+                    "passes of the shipped data and "
                     "write GAME.csv.gz and GAME.json (by default into the package's data folder, replacing "
                     "the shipped files). An interrupted run reuses every finished pass.")
-    ld.add_argument("games", nargs="*", metavar="GAME", help="games to label (default: all three)")
+    ld.add_argument("games", nargs="*", metavar="GAME", help="games to label (default: all four)")
     ld.add_argument("--out", metavar="DIR", help="write there instead of the package's data folder")
-    ld.add_argument("--seeds", type=seed_range, metavar="A:B", help="only deals A to B-1 (default 0:1000)")
+    ld.add_argument("--seeds", type=seed_range, metavar="A:B",
+                    help="only deals A to B-1 (default 0:1000; FreeCell 1:1001)")
     ld.add_argument("--jobs", type=positive_int, metavar="J", help="worker processes (default: one per core)")
     ld.add_argument("--no-progress", action="store_true", help="no progress bar")
     ld.set_defaults(run=_label_deals, command_parser=ld)
@@ -85,14 +87,14 @@ def add_solver_commands(commands: argparse._SubParsersAction) -> None:
 def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import json
 
+    from solitaire_env.engine.games import get_variant
     from solitaire_env.solver import SolveOptions
-    from solitaire_env.solver.api import check_solvable
     from solitaire_env.solver.winnability import merge_results, read_results, solve_deals, write_results
     from solitaire_env.tools.winnability import default_jobs, format_summary, parse_seeds, solver_options, summarize
 
     game = ENV_IDS[args.game][1] if args.game in ENV_IDS else args.game
     try:
-        check_solvable(game)
+        get_variant(game)
         earlier = read_results(args.retry) if args.retry else []
         seeds = parse_seeds(args.seeds) if args.seeds else [r.seed for r in earlier if r.result == "unknown"]
     except ValueError as e:
@@ -150,7 +152,7 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from solitaire_env.solver.winnability import DATA_DIR, GAMES
-    from solitaire_env.tools.winnability import LABEL_DEALS, default_jobs, format_summary, make_labels, parse_seeds
+    from solitaire_env.tools.winnability import default_jobs, format_summary, label_deals, make_labels, parse_seeds
 
     games = []
     for g in args.games or GAMES:
@@ -158,9 +160,9 @@ def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         if name not in GAMES:
             parser.error(f"unknown game {g!r}; known: {', '.join(GAMES)}")
         games.append(name)
-    deals = parse_seeds(args.seeds) if args.seeds else LABEL_DEALS
     out = args.out or DATA_DIR
     for game in games:
+        deals = parse_seeds(args.seeds) if args.seeds else label_deals(game)
         summary = make_labels(game, jobs=args.jobs or default_jobs(), out_dir=out, progress=not args.no_progress,
                               deals=deals)
         print(format_summary(summary))

@@ -34,6 +34,8 @@ from solitaire_env.tools.evaluation import wilson_interval
 # every deal the first left unknown. The time limits only guard against a stuck run; a pass never
 # reaches them on a machine like the one that made the files.
 LABEL_DEALS = range(0, 1000)
+# FreeCell's deals are Microsoft's numbers, which players count from 1: its shipped answers are for 1-1000.
+MS_LABEL_DEALS = range(1, 1001)
 LABEL_PASSES = (SolveOptions(max_nodes=4_000_000, time_limit=600.0, memory_mb=128),
                 SolveOptions(max_nodes=30_000_000, time_limit=3600.0, memory_mb=1024))
 
@@ -150,15 +152,16 @@ def format_summary(s: dict) -> str:
 
 
 def make_labels(game: str, jobs: int = 1, out_dir: str | os.PathLike = DATA_DIR, progress: bool = False,
-                deals: Iterable[int] = LABEL_DEALS) -> dict:
-    """Solve ``deals`` of ``game`` in the passes of :data:`LABEL_PASSES` and write ``GAME.csv.gz`` and
-    ``GAME.json`` (the summary) into ``out_dir``. Each pass's rows also go to ``GAME-passK.csv`` there as they
-    come, and a complete pass file found there is reused, so an interrupted run continues. Returns the summary.
+                deals: Iterable[int] | None = None) -> dict:
+    """Solve ``deals`` of ``game`` (default: :func:`label_deals`) in the passes of :data:`LABEL_PASSES` and
+    write ``GAME.csv.gz`` and ``GAME.json`` (the summary) into ``out_dir``. Each pass's rows also go to
+    ``GAME-passK.csv`` there as they come, and a complete pass file found there is reused, so an interrupted
+    run continues. Returns the summary.
     """
     game = get_variant(game).name
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    deals = list(deals)
+    deals = list(label_deals(game) if deals is None else deals)
     results: list[DealResult] = []
     each_pass = []  # each pass's own summary, over the deals it searched
     seeds = deals
@@ -187,9 +190,15 @@ def make_labels(game: str, jobs: int = 1, out_dir: str | os.PathLike = DATA_DIR,
     return summary
 
 
+def label_deals(game: str) -> range:
+    """The deals whose answers are shipped for ``game``: :data:`LABEL_DEALS`, or :data:`MS_LABEL_DEALS` for a
+    game dealt by Microsoft's numbers (FreeCell)."""
+    return MS_LABEL_DEALS if get_variant(game).shuffle == "microsoft" else LABEL_DEALS
+
+
 def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-__all__ = ["LABEL_DEALS", "LABEL_PASSES", "default_jobs", "format_summary", "make_labels", "parse_seeds",
-           "passes_of", "solver_options", "summarize"]
+__all__ = ["LABEL_DEALS", "LABEL_PASSES", "MS_LABEL_DEALS", "default_jobs", "format_summary", "label_deals",
+           "make_labels", "parse_seeds", "passes_of", "solver_options", "summarize"]
