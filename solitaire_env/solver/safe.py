@@ -61,6 +61,28 @@ def is_safe(s, sp, card: int) -> bool:
 
 
 @_jit
+def safe_action(s, sp, waste) -> int:
+    """The first safe foundation move here, looking at the waste (if ``waste``), the reserve, the free
+    cells and the piles in that order; -1 if there is none."""
+    card = core.waste_top(s, sp) if waste else -1
+    if card >= 0 and is_safe(s, sp, card):
+        return sp[A_FIRST + WASTE_TO_FOUNDATION]
+    if sp[A_FIRST + RESERVE_TO_FOUNDATION] >= 0:
+        card = core.reserve_top(s, sp)
+        if card >= 0 and is_safe(s, sp, card):
+            return sp[A_FIRST + RESERVE_TO_FOUNDATION]
+    for c in range(sp[SP_CELLS]):
+        card = s[sp[O_CELLS] + c]
+        if card >= 0 and is_safe(s, sp, card):
+            return sp[A_FIRST + CELL_TO_FOUNDATION] + c
+    for p in range(sp[SP_PILES]):
+        card = core.top_card(s, sp, p)
+        if card >= 0 and is_safe(s, sp, card):
+            return sp[A_FIRST + TABLEAU_TO_FOUNDATION] + p
+    return -1
+
+
+@_jit
 def play_safe_moves(s, sp, actions, record, n_record, waste) -> int:
     """Play safe foundation moves (:func:`is_safe`: from the waste, reserve, free cells and piles) in ``s``
     until none is left; return the new ``n_record``.
@@ -70,46 +92,12 @@ def play_safe_moves(s, sp, actions, record, n_record, waste) -> int:
     under stock dominance: see :func:`~solitaire_env.solver.dominance.insert_dominant`). Which moves are
     safe depends only on cards a player sees, so an agent can use this on any guess of the hidden cards.
     """
-    progress = True
-    while progress:
-        progress = False
-        card = core.waste_top(s, sp) if waste else -1
-        if card >= 0 and is_safe(s, sp, card):
-            a = sp[A_FIRST + WASTE_TO_FOUNDATION]
-            core.apply_action(s, sp, actions, a)
-            record[n_record] = a
-            n_record += 1
-            progress = True
-            continue
-        if sp[A_FIRST + RESERVE_TO_FOUNDATION] >= 0:
-            card = core.reserve_top(s, sp)
-            if card >= 0 and is_safe(s, sp, card):
-                a = sp[A_FIRST + RESERVE_TO_FOUNDATION]
-                core.apply_action(s, sp, actions, a)
-                record[n_record] = a
-                n_record += 1
-                progress = True
-                continue
-        for c in range(sp[SP_CELLS]):
-            card = s[sp[O_CELLS] + c]
-            if card >= 0 and is_safe(s, sp, card):
-                a = sp[A_FIRST + CELL_TO_FOUNDATION] + c
-                core.apply_action(s, sp, actions, a)
-                record[n_record] = a
-                n_record += 1
-                progress = True
-                break
-        if progress:
-            continue
-        for p in range(sp[SP_PILES]):
-            card = core.top_card(s, sp, p)
-            if card >= 0 and is_safe(s, sp, card):
-                a = sp[A_FIRST + TABLEAU_TO_FOUNDATION] + p
-                core.apply_action(s, sp, actions, a)
-                record[n_record] = a
-                n_record += 1
-                progress = True
-                break
+    a = safe_action(s, sp, waste)
+    while a >= 0:
+        core.apply_action(s, sp, actions, a)
+        record[n_record] = a
+        n_record += 1
+        a = safe_action(s, sp, waste)
     return n_record
 
 
@@ -143,4 +131,4 @@ def deadlocked(s, sp) -> bool:
 # is dropped.
 drop_stale_cache(__name__)
 
-__all__ = ["deadlocked", "is_safe", "play_safe_moves"]
+__all__ = ["deadlocked", "is_safe", "play_safe_moves", "safe_action"]
