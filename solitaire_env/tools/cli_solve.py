@@ -152,7 +152,7 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from solitaire_env.solver.winnability import DATA_DIR, GAMES
-    from solitaire_env.tools.winnability import default_jobs, format_summary, label_deals, make_labels, parse_seeds
+    from solitaire_env.tools.winnability import default_jobs, format_summary, make_labels, parse_seeds
 
     games = []
     for g in args.games or GAMES:
@@ -160,9 +160,9 @@ def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         if name not in GAMES:
             parser.error(f"unknown game {g!r}; known: {', '.join(GAMES)}")
         games.append(name)
+    deals = parse_seeds(args.seeds) if args.seeds else None  # None: each game's own (make_labels)
     out = args.out or DATA_DIR
     for game in games:
-        deals = parse_seeds(args.seeds) if args.seeds else label_deals(game)
         summary = make_labels(game, jobs=args.jobs or default_jobs(), out_dir=out, progress=not args.no_progress,
                               deals=deals)
         print(format_summary(summary))
