@@ -161,13 +161,13 @@ def test_piles_foundations_and_summary_follow_the_position(env_id):
         assert obs["piles"].shape == (v.piles, len(PILE_FEATURES))
 
 
-@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("env_id", [*ENV_IDS, "FreeCell-v0"])
 @pytest.mark.parametrize("no_revisit", [False, True])
 def test_action_features_say_what_each_move_does(env_id, no_revisit):
     """Each move the rules allow, played on a copy: cards moved, a card turned up, a pile taken whole,
     the card that moves and the one it lands on, its areas and indices, and whether the position it
     leads to was seen (keys of every position of the episode, kept here)."""
-    checked = masked = 0
+    checked = masked = cell_seen = 0
     seen: set[int] = set()
     for env, obs, info in positions(env_id, no_revisit=no_revisit):
         u = env.unwrapped
@@ -187,18 +187,24 @@ def test_action_features_say_what_each_move_does(env_id, no_revisit):
             assert row["allowed"] == info["action_mask"][a]
             assert row["seen"] == (key in seen)
             masked += row["seen"] and not row["allowed"]
+            cell_seen += row["seen"] and "cell" in (move.source, move.target)
             assert row["count"] == moved == move.count
             assert row["uncovers"] == (child.hidden_cards < game.hidden_cards)
             assert row["from"] == AREA_CODE[move.source]
             assert row["from_pile"] == (move.source_index + 1 if move.source == "tableau" else 0)
-            source = {"stock": [], "waste": state["waste"], "reserve": state["reserve"] or []}.get(
-                move.source, state["tableau"][move.source_index] if move.source == "tableau" else [])
+            if move.source in ("tableau", "cell"):
+                source = (state["tableau"][move.source_index] if move.source == "tableau"
+                          else [state["cells"][move.source_index]])
+            else:
+                source = {"stock": [], "waste": state["waste"], "reserve": state["reserve"] or []}[move.source]
             assert row["empties"] == (move.source == "tableau" and move.count == len(source))
             if move.source in ("stock",) or (move.source == "waste" and move.target == "stock"):
                 assert (row["card"], row["onto"], row["to"]) == (0, 0, 2 if move.source == "stock" else 1)
                 continue
             assert row["card"] == card_code(source[len(source) - move.count])
-            if move.target == "foundation":
+            if move.target == "cell":
+                assert (row["onto"], row["to"], row["to_index"]) == (0, 6, move.target_index + 1)
+            elif move.target == "foundation":
                 target = state["foundations"][move.target_index]
                 assert (row["to"], row["to_index"]) == (5, move.target_index + 1)
                 assert row["onto"] == (card_code(target[-1]) if target else 0)
@@ -207,9 +213,11 @@ def test_action_features_say_what_each_move_does(env_id, no_revisit):
                 assert row["to"] == (3 if target else 4) and row["to_index"] == move.target_index + 1
                 assert row["onto"] == (card_code(target[-1]) if target else 0)
             checked += 1
-    assert checked > (100 if env_id == "Rainbow-v0" else 1000)
+    assert checked > {"Rainbow-v0": 100, "FreeCell-v0": 200}.get(env_id, 1000)
     if no_revisit and env_id != "Rainbow-v0":
         assert masked > 0
+    if env_id == "FreeCell-v0":  # a card to a free cell and back, or from a cell to a pile and back
+        assert cell_seen > 0
 
 
 def test_maskable_ppo_trains_on_the_piles_observation():

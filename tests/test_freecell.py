@@ -42,10 +42,10 @@ def test_no_stock_or_waste_moves_and_the_cell_actions():
     assert "stock_size" not in observation_fields(FREECELL) and "cells" in observation_fields(FREECELL)
 
 
-def _position(piles: list[list[str]], cells: list[str | None]) -> np.ndarray:
+def _position(piles: list[list[str]], cells: list[str | None], variant=FREECELL) -> np.ndarray:
     """A FreeCell state array from piles and cells (not checked: only the moves asked about matter)."""
     tableau = [([card_from_str(c) for c in pile], 0) for pile in piles] + [([], 0)] * (8 - len(piles))
-    return build(FREECELL, tableau, [[] for _ in range(4)], [], [], ([], 0), 0, 0,
+    return build(variant, tableau, [[] for _ in range(4)], [], [], ([], 0), 0, 0,
                  [NO_CELL if c is None else card_from_str(c) for c in cells])
 
 
@@ -217,13 +217,14 @@ def test_splits_are_microsoft_numbers_and_train_ends_at_microsofts_last_deal():
     assert all(0 <= s < DEAL_LIMIT for s in seeds) and len(seeds) > 15
 
 
-def test_vector_env_plays_as_the_single_env():
+@pytest.mark.parametrize("cells", [4, 2])
+def test_vector_env_plays_as_the_single_env(cells):
     import gymnasium as gym
 
-    vec = gym.make_vec("FreeCell-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    vec = gym.make_vec("FreeCell-v0", num_envs=3, vectorization_mode="vector_entry_point", cells=cells)
     obs, info = vec.reset(seed=[1, 617, 11982])
     rng = np.random.default_rng(5)
-    singles = [gym.make("FreeCell-v0") for _ in range(3)]
+    singles = [gym.make("FreeCell-v0", cells=cells) for _ in range(3)]
     single_obs = [e.reset(seed=s)[0] for e, s in zip(singles, [1, 617, 11982], strict=True)]
     for _ in range(60):
         np.testing.assert_array_equal(obs, np.stack(single_obs))
@@ -292,3 +293,106 @@ def test_maskable_ppo_learns_on_the_sb3_adapter_without_error():
     model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=1, seed=0)
     model.learn(128)
     assert model.num_timesteps >= 128
+
+
+def test_no_revisit_masks_a_card_going_back_from_a_free_cell():
+    """A pile's top card that builds on the card under it goes into a cell: the move putting it back is
+    legal by the rules, masked with ``no_revisit``, flagged with ``track_revisits``, and reported as a
+    revisit when played."""
+    import gymnasium as gym
+
+    from solitaire_env.engine.variant import A_FIRST, CELL_TO_TABLEAU, TABLEAU_TO_CELL
+
+    masked = gym.make("FreeCell-v0", no_revisit=True)
+    flagged = gym.make("FreeCell-v0", track_revisits=True, action_features=True, obs_mode="dict")
+    to_cell, from_cell = int(FREECELL.spec[A_FIRST + TABLEAU_TO_CELL]), int(FREECELL.spec[A_FIRST + CELL_TO_TABLEAU])
+    found = 0
+    for seed in range(1, 40):
+        masked.reset(seed=seed)
+        for p in range(FREECELL.piles):
+            game = Game("freecell", seed)
+            if not game.action_mask()[to_cell + p]:
+                continue
+            game.play(to_cell + p)
+            back = from_cell + p  # cell 0 -> pile p
+            if not game.action_mask()[back]:
+                continue  # the card does not build on the one it lay on
+            found += 1
+            masked.reset(seed=seed)
+            _, _, _, _, info = masked.step(to_cell + p)
+            assert not info["action_mask"][back]
+            obs, info = flagged.reset(seed=seed)
+            obs, _, _, _, info = flagged.step(to_cell + p)
+            assert info["action_mask"][back] and obs["action_features"][back][-1] == 1
+            _, _, _, _, info = flagged.step(back)
+            assert info["revisit"]
+    assert found > 0
+
+
+# --- other cell counts -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cells", [1, 2, 6])
+def test_the_cells_option_gives_that_many_cells_and_the_run_limit_counts_them(cells):
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    from solitaire_env.engine.variant import A_FIRST, TABLEAU_TO_CELL
+
+    env = gym.make("FreeCell-v0", cells=cells)
+    check_env(env.unwrapped, skip_render_check=True)
+    v = env.unwrapped.variant
+    assert v.cells == cells and env.action_space.n == 10 * cells + 176 and v is get_variant(f"freecell_{cells}cells")
+    _, info = env.reset(seed=617)
+    state = env.unwrapped.get_state()
+    assert state["variant"] == f"freecell_{cells}cells" and state["cells"] == [None] * cells
+    assert state["tableau"] == Game("freecell", 617).get_state()["tableau"]  # the same Microsoft deal
+    # Cards go into the cells until they are full.
+    to_cell = int(v.spec[A_FIRST + TABLEAU_TO_CELL])
+    for k in range(cells):
+        assert info["action_mask"][to_cell + k]
+        _, _, _, _, info = env.step(to_cell + k)
+    assert not info["action_mask"][to_cell : to_cell + 8].any()
+    assert None not in env.unwrapped.get_state()["cells"]
+    variant, rebuilt = from_json(env.unwrapped.get_state())
+    assert variant is v
+    np.testing.assert_array_equal(rebuilt, env.unwrapped.game.state)
+    # The run limit, with these cells free, against moving one card at a time.
+    for empties in (0, 1):
+        for length in range(1, 10):
+            piles = [["Kd"] + _run(length), ["Qh"]] + [["Ad"]] * (6 - empties)
+            s = _position(piles, [None] * cells, v)
+            a = next(a for a, row in enumerate(v.actions) if row[0] == TABLEAU_TO_TABLEAU and row[1] == 0
+                     and row[2] == 1)
+            _, moved = core.resolve(s, v.spec, v.actions, a)
+            assert (moved == length) == _reachable(length, cells, empties, False)
+
+
+def test_a_position_of_another_cell_count_and_bad_cell_counts_are_refused():
+    import gymnasium as gym
+
+    env = gym.make("FreeCell-v0", cells=3)
+    env.reset(seed=1)
+    before = env.unwrapped.get_state()
+    with pytest.raises(ValueError, match=r"FreeCell position, but this env plays FreeCell \(3 cells\)"):
+        env.reset(options={"state": Game("freecell", 1).get_state()})
+    assert env.unwrapped.get_state() == before
+    for bad in (0, 9, 2.0, True, "4", None):
+        with pytest.raises(ValueError, match="cells must be an integer from 1 to 8"):
+            gym.make("FreeCell-v0", cells=bad)
+        with pytest.raises(ValueError, match="cells must be an integer from 1 to 8"):
+            gym.make_vec("FreeCell-v0", num_envs=2, cells=bad, vectorization_mode="vector_entry_point")
+    with pytest.raises(ValueError, match="unknown variant 'freecell_9cells'"):
+        get_variant("freecell_9cells")
+
+
+def test_a_recording_of_another_cell_count_replays(tmp_path):
+    from solitaire_env.tools.recording import load_recording, make_env, record_episode, replay_states, save_recording
+
+    data = record_episode("FreeCell-v0", seed=5, env_kwargs={"cells": 2}, max_steps=40)
+    assert data["start_state"]["variant"] == "freecell_2cells" and "cells" not in data.get("env_kwargs", {})
+    save_recording(data, tmp_path / "two_cells.json")
+    loaded = load_recording(tmp_path / "two_cells.json")
+    states = replay_states(loaded)
+    assert len(states) == len(data["actions"]) + 1 and all(len(s["cells"]) == 2 for s in states)
+    assert make_env(loaded).variant.cells == 2

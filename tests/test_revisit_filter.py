@@ -23,7 +23,7 @@ def keyed_every_move(h: history.History, game: Game, mask: np.ndarray) -> set[in
             if out[a] != 0 and table.has(h.tables, 0, np.uint64(out[a]))}
 
 
-@pytest.mark.parametrize("game_name", ["rank_and_file", "number_ten"])
+@pytest.mark.parametrize("game_name", ["rank_and_file", "number_ten", "freecell"])
 @pytest.mark.parametrize("no_revisit", [False, True])
 def test_the_filter_never_spares_a_move_back(game_name, no_revisit):
     """Random play that often moves back (two-deck twins included), with the table's ``seen`` flags
@@ -55,7 +55,7 @@ def test_the_filter_never_spares_a_move_back(game_name, no_revisit):
     assert flagged > 50
 
 
-@pytest.mark.parametrize("env_id", ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"])
+@pytest.mark.parametrize("env_id", ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0"])
 @pytest.mark.parametrize("options", [{"no_revisit": True}, {"track_revisits": True, "action_features": True}])
 def test_the_batched_step_keeps_the_tables_of_recording_each_position_afresh(env_id, options):
     """The batched step keeps each env's pile hashes between steps (hashing again only the piles a move

@@ -292,9 +292,10 @@ def _legal_move(s, sp, actions, a, facts, empty):
 def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidates, listed, scratch) -> None:
     """:func:`action_features`, given the pile facts of ``s`` (:func:`core._pile_facts`) and its lowest
     empty pile (-1: none), as the legal mask leaves them: inlined into the batched step, which has them.
-    ``listed`` >= 0: ``candidates`` starts with that many actions, every move the rules allow from the
-    first move between piles on (the history lists them), so only the actions before those are scanned
-    here; -1: none listed. Entries are written by index (a row view per move cost reference counting)."""
+    ``listed`` >= 0: ``candidates`` starts with that many actions, every move the rules allow between
+    piles, into an empty pile, and between a free cell and the tableau (the history lists them), so only
+    the other actions are scanned here; -1: none listed. Entries are written by index (a row view per
+    move cost reference counting)."""
     cap, piles = sp[SP_CAP], sp[SP_PILES]
     o_len, o_down, tab = sp[O_LEN], sp[O_DOWN], sp[OB_TAB]
     have_seen = seen.shape[0] > 0
@@ -304,16 +305,16 @@ def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidate
         flat[k] = 0
     # The moves to describe, listed without a branch per action (as history.record does).
     found = 0
-    if listed >= 0:  # the earlier kinds: no_revisit never masks them, and no seen flag is set for them
+    if listed >= 0:  # the other kinds: no_revisit never masks them, and no seen flag is set for them
         found = listed
-        for a in range(sp[A_FIRST + TABLEAU_TO_TABLEAU]):
+        # The history lists the moves between a cell and the tableau too: those onto the tableau come
+        # before the moves to a foundation from the tableau, those into a cell last.
+        first_tt, from_cell = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[A_FIRST + CELL_TO_TABLEAU]
+        for a in range(from_cell if from_cell >= 0 else first_tt):
             candidates[found] = a
             found += mask[a] != 0
-        # The moves into a free cell, last in the table: not listed when the list stops before them (it
-        # stops at the moves into an empty pile when no pile is empty).
-        to_cell = sp[A_FIRST + TABLEAU_TO_CELL]
-        if to_cell >= 0 and (listed == 0 or candidates[listed - 1] < to_cell):
-            for a in range(to_cell, sp[SP_N_ACTIONS]):
+        if from_cell >= 0:
+            for a in range(sp[A_FIRST + TABLEAU_TO_FOUNDATION], first_tt):
                 candidates[found] = a
                 found += mask[a] != 0
     elif have_seen:  # two loops: a test of have_seen per action is a branch per action

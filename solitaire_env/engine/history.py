@@ -2,8 +2,9 @@
 
 **The key** is a 64-bit hash of the observation (:func:`solitaire_env.engine.core.observe`), so it holds
 exactly what a player at the table sees and never a hidden card. Two positions get the same key when
-they differ only by which of the piles *without* face-down cards holds which cards, or by which
-foundation slot holds which suit's cards: neither changes what any move can do. A pile with face-down
+they differ only by which of the piles *without* face-down cards holds which cards, by which
+foundation slot holds which suit's cards, or by which free cell holds which card: none changes what
+any move can do. A pile with face-down
 cards keeps its number, because what lies under it differs from pile to pile.
 
 Within one episode a key names one true position, hidden cards included: face-down cards only ever
@@ -18,10 +19,11 @@ cards on the foundations only grow, face-down cards only turn up, the stock only
 pass and redeals are used up, the reserve only shrinks, and the waste only shrinks between draws. So
 once the progress (:func:`~solitaire_env.engine.keys.progress`) changes, no earlier position can come
 back: the table keeps only the positions of the current stretch of equal progress, all that a revisit
-can reach. Those positions differ in their tableau alone, so the table keeps the tableau's part of
-the key (:func:`~solitaire_env.engine.keys.tableau_key`). It also follows that only a move from one
-tableau pile to another (or into an empty pile) can lead back to a seen position: every other kind
-of move changes the progress.
+can reach. Those positions differ in their tableau alone (the free cells hold the cards that are
+neither on the tableau nor anywhere else, as in every position of the stretch), so the table keeps
+the tableau's part of the key (:func:`~solitaire_env.engine.keys.tableau_key`). It also follows that
+only a move from one tableau pile to another (or into an empty pile), or between a free cell and the
+tableau, can lead back to a seen position: every other kind of move changes the progress.
 
 **The table** of each env is an open-addressing hash table of :data:`~solitaire_env.engine.table.SLOTS`
 64-bit slots (32 KiB), one row of the arrays of :class:`~solitaire_env.engine.table.Tables`
@@ -34,7 +36,7 @@ positions.
 **The mask** needs the key of a legal move's result only where that result could have been seen. In
 Rank and File and Number Ten, a filter kept with each stretch's keys says on which piles each card
 has lain in the stretch; a move that puts a run onto a pile its bottom card has never lain on leads
-to an unseen position, and its key is never computed (:func:`_keys_back_filtered`).
+to an unseen position, and its key is never computed (:func:`~solitaire_env.engine.pair_filter.keys_back_filtered`).
 
 **The batched step** (:func:`step_batch`) runs the default batched step's per-game step
 (:func:`solitaire_env.engine.batched.step_row`), then records each game's position. It keeps each
@@ -61,16 +63,15 @@ from solitaire_env.engine.batched import (
     rows,
     step_row,
 )
-from solitaire_env.engine.hashing import M1, M2, nonzero
+from solitaire_env.engine.hashing import nonzero
 from solitaire_env.engine.jit_cache import drop_stale_cache
+from solitaire_env.engine.pair_filter import keys_back_filtered, pair_bit, record_pairs
 from solitaire_env.engine.table import (
-    KEY_WORDS,
     M_HASHED,
     M_PROGRESS,
     M_SIZE,
     SLOTS,
     Tables,
-    filter_bit,
     has,
     insert,
     ix,
@@ -81,20 +82,24 @@ from solitaire_env.engine.table import (
 from solitaire_env.engine.table import clear as clear_stretch
 from solitaire_env.engine.variant import (
     A_FIRST,
+    CELL_TO_EMPTY,
+    CELL_TO_FOUNDATION,
+    CELL_TO_TABLEAU,
     O_DOWN,
     O_LEN,
     O_RESDOWN,
-    O_TAB,
+    OB_CELLS,
     OB_SIZE,
-    OB_TAB,
     SP_AUTOFILL,
-    SP_CAP,
+    SP_CELLS,
     SP_N_ACTIONS,
     SP_PILES,
     SP_STATE_SIZE,
     SP_WHOLE,
     SP_WRAP,
+    TABLEAU_TO_CELL,
     TABLEAU_TO_EMPTY,
+    TABLEAU_TO_FOUNDATION,
     TABLEAU_TO_TABLEAU,
     WASTE_TO_EMPTY,
     Variant,
@@ -208,27 +213,37 @@ def _child_key(pos, sp, actions, a, hw, scan, w):
     differs from this one's (so it cannot have been seen). ``hw``, ``scan``: from :func:`_scan_tableau`."""
     s = pos.s
     kind, src = actions[a, 0], actions[a, 1]
-    n, d = np.int64(s[sp[O_LEN] + src]), np.int64(s[sp[O_DOWN] + src])
+    if kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY:  # a card from a cell: nothing turns up
+        dst = actions[a, 2] if kind == CELL_TO_TABLEAU else scan.empty
+        return keys.placed_key(s, sp, dst, pos.codes[ix(sp[OB_CELLS] + src)], hw, scan.total)
     if kind == TABLEAU_TO_TABLEAU:
         dst = actions[a, 2]
         count = core.fitting_count(s, sp, src, dst)
     elif kind == TABLEAU_TO_EMPTY:
         dst, count = scan.empty, actions[a, 3]
+    elif kind == TABLEAU_TO_CELL:
+        dst, count = -1, 1
     else:
         return np.uint64(0)  # from the stock, waste or reserve, or to a foundation: progress changes
+    n, d = np.int64(s[sp[O_LEN] + src]), np.int64(s[sp[O_DOWN] + src])
     if n - count == d and d > 0:
         return np.uint64(0)  # no pile has a face-down top: the card under the moved ones turns up
-    if n - count > d or sp[SP_AUTOFILL] == 0:
-        return keys.moved_key(pos.s, pos.codes, sp, src, dst, count, hw, scan.total)
-    return _played_key(s, sp, actions, a, scan.progress, w)
+    if n - count == 0 and sp[SP_AUTOFILL] != 0:
+        return _played_key(s, sp, actions, a, scan.progress, w)  # the reserve may refill the pile
+    if dst < 0:
+        return keys.lifted_key(s, pos.codes, sp, src, hw, scan.total)
+    return keys.moved_key(pos.s, pos.codes, sp, src, dst, count, hw, scan.total)
 
 
 @_inline
 def _list_tableau_moves(pos, sp, candidates, empty) -> int:
     """List the legal moves between piles and into an empty pile in ``candidates``; return how many.
-    Their kinds come last in the table, moves into an empty pile last of all. Listed without a branch
-    per action: which actions are legal is unpredictable, and mispredictions cost more than the list."""
-    first, last, first_te = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[SP_N_ACTIONS], sp[A_FIRST + TABLEAU_TO_EMPTY]
+    Their kinds follow each other in the table, moves into an empty pile last (but for the moves into a
+    free cell). Listed without a branch per action: which actions are legal is unpredictable, and
+    mispredictions cost more than the list."""
+    first, first_te, to_cell = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[A_FIRST + TABLEAU_TO_EMPTY], \
+        sp[A_FIRST + TABLEAU_TO_CELL]
+    last = to_cell if to_cell >= 0 else sp[SP_N_ACTIONS]
     if empty < 0 and first_te >= 0:
         last = first_te  # with no empty pile, no move into one
     found = 0
@@ -236,6 +251,43 @@ def _list_tableau_moves(pos, sp, candidates, empty) -> int:
         candidates[ix(found)] = a
         found += pos.mask[ix(a)] != 0
     return found
+
+
+@_inline
+def _list_cell_moves(pos, sp, candidates, found) -> int:
+    """After the ``found`` moves listed in ``candidates``, list the legal moves between a free cell and
+    the tableau; return how many are listed in all. In the table, the moves from a cell onto a pile or
+    into an empty pile come just before those to a foundation from the tableau, and the moves into a
+    cell last of all."""
+    for a in range(sp[A_FIRST + CELL_TO_TABLEAU], sp[A_FIRST + TABLEAU_TO_FOUNDATION]):
+        candidates[ix(found)] = a
+        found += pos.mask[ix(a)] != 0
+    for a in range(sp[A_FIRST + TABLEAU_TO_CELL], sp[SP_N_ACTIONS]):
+        candidates[ix(found)] = a
+        found += pos.mask[ix(a)] != 0
+    return found
+
+
+@_inline
+def _keys_back_cells(pos, sp, actions, t, i, w, start, end, scan, n_pending, filtered) -> int:
+    """The keys of the moves between a cell and the tableau that :func:`_list_cell_moves` listed in
+    ``w.candidates[start:end]``, added to ``w.pending`` after its ``n_pending``; returns how many it
+    holds then. With the pair filter (``filtered``), a card from a cell is keyed only where it has lain
+    on the target pile in this stretch (a move into a cell makes no new pair: it is always keyed)."""
+    hw = t.hashes[ix(i)]
+    for c in range(start, end):
+        a = w.candidates[ix(c)]
+        kind = actions[ix(a), 0]
+        if filtered and kind != TABLEAU_TO_CELL:
+            to = actions[ix(a), 2] if kind == CELL_TO_TABLEAU else scan.empty
+            word, bit = pair_bit(pos.codes[ix(sp[OB_CELLS] + actions[ix(a), 1])], hw[ix(to)])
+            if (t.filt[ix(i), ix(word)] & bit) == 0:
+                continue
+        child = _child_key(pos, sp, actions, a, hw, scan, w)
+        if child != 0:
+            w.pending[ix(2 * n_pending)], w.pending[ix(2 * n_pending + 1)] = child, np.uint64(a)
+            n_pending += 1
+    return n_pending
 
 
 @_inline
@@ -259,114 +311,6 @@ def _mark(t, i, a, child, pos, no_revisit) -> int:
             pos.mask[ix(a)] = 0
             return 1
     return 0
-
-
-# --- which card has lain on which pile -------------------------------------------------------------
-# A move between piles (or into an empty one) puts the run's bottom card x onto the whole of the target
-# pile B (or an empty pile): in the position it leads to, x lies on B within the target's top run. So
-# if that position was recorded in this stretch, a card of x's code lay directly on a pile with B's
-# cards (B's linear hash, its face-down number included) in the top run of a recorded position. The
-# filter's last words keep those pairs, hashed, for every top-run card of every position recorded in
-# the stretch; a move whose pair is not there cannot lead back, so its key is never computed. Random
-# play under no_revisit then keys four moves a position instead of ten. Within a stretch a move changes
-# two piles at most, and the pairs of the others are already there: only the changed piles' new pairs
-# are added (_new_pairs; all piles' at a stretch's first position), which keeps the same set. (Games
-# where runs wrap, only whole piles move or emptied piles refill take the general path.)
-
-
-@_inline
-def _pair_bit(x, under):
-    """(word, bit) of "code ``x`` lay on the pile whose linear hash is ``under``" in the filter."""
-    h = (under + np.uint64(x) * M1) * M2
-    return KEY_WORDS + np.int64(h >> np.uint64(61)), np.uint64(1) << ((h >> np.uint64(55)) & np.uint64(63))
-
-
-@_inline
-def _add_pairs(pos, sp, facts, t, i, p, new) -> None:
-    """The pairs of pile ``p``'s top ``new`` cards (at most its run's): each lies on the rest of its pile."""
-    pile = sp[OB_TAB] + p * sp[SP_CAP]
-    n, part = np.int64(pos.s[ix(sp[O_LEN] + p)]), np.uint64(0)
-    for k in range(1, min(new, facts[ix(sp[SP_PILES] + p)]) + 1):
-        x = pos.codes[ix(pile + n - k)]
-        part += np.uint64(x) * keys.DEPTH[ix(n - k)]
-        word, bit = _pair_bit(x, t.hashes[ix(i), ix(p)] - part)
-        t.filt[ix(i), ix(word)] |= bit
-
-
-@_inline
-def _new_pairs(s, sp, facts, moved):
-    """How many of the top cards of piles ``moved.src`` and ``moved.dst`` make pairs the filter lacks,
-    after a move within the stretch put ``moved.landed`` cards from ``src`` onto ``dst`` (0 or less:
-    not known; then every top-run card of both). The filter holds the pairs of the position before the
-    move: the cards under the moved ones in ``dst`` lie where they lay, and so do those left in ``src``
-    when they were part of the run that moved (the moved cards built on them); only if the whole run
-    left does ``src`` show a new run, whose pairs are all new."""
-    piles, src, dst, landed = sp[SP_PILES], moved.src, moved.dst, moved.landed
-    if landed <= 0 or src < 0 or dst < 0:
-        return facts[piles + src] if src >= 0 else 0, facts[piles + dst] if dst >= 0 else 0
-    ns = np.int64(s[ix(sp[O_LEN] + src)])
-    if ns == 0:
-        return 0, landed
-    cap, tab = sp[SP_CAP], sp[O_TAB]
-    bottom = s[ix(tab + dst * cap + s[ix(sp[O_LEN] + dst)] - landed)]  # the moved run's bottom card
-    below = s[ix(tab + src * cap + ns - 1)]  # what it lay on
-    return (0 if core.BUILDS[0, ix(bottom), ix(below)] else facts[ix(piles + src)]), landed
-
-
-@_inline
-def _record_pairs(pos, sp, facts, t, i, moved) -> None:
-    """Add this position's pairs to the filter: all piles' where ``moved`` is not known, else those of
-    the piles it changed."""
-    piles = sp[SP_PILES]
-    if not moved.known:
-        for p in range(piles):
-            _add_pairs(pos, sp, facts, t, i, p, facts[piles + p])
-        return
-    new_src, new_dst = _new_pairs(pos.s, sp, facts, moved)
-    if moved.src >= 0:
-        _add_pairs(pos, sp, facts, t, i, moved.src, new_src)
-    if moved.dst >= 0:
-        _add_pairs(pos, sp, facts, t, i, moved.dst, new_dst)
-
-
-@_inline
-def _keys_back_filtered(pos, sp, actions, t, i, w, found, scan) -> int:
-    """:func:`_keys_back_played` for the moves the pair filter lets through, in Rank and File and Number
-    Ten (no wrap, no refill, runs move): into ``w.pending``, their slots prefetched so that the probes'
-    misses overlap instead of following each other. A key the key filter rejects is left out too
-    (unless it is this position's own, kept before the probes): the probe would find nothing."""
-    s, codes, hw = pos.s, pos.codes, t.hashes[ix(i)]
-    cap, tab, first_te = sp[SP_CAP], sp[OB_TAB], sp[A_FIRST + TABLEAU_TO_EMPTY]
-    ranks = w.facts[2 * sp[SP_PILES] : 3 * sp[SP_PILES]]
-    # Which of them may lead back, listed without a branch per move as well (whether a move passes the
-    # pair test is as unpredictable as whether it is legal): a move that turns a card up changes the
-    # progress, and one whose pair the filter lacks leads to a position not kept.
-    passed = 0
-    for c in range(found):
-        a = w.candidates[ix(c)]
-        fro = actions[ix(a), 1]
-        if first_te >= 0 and a >= first_te:
-            to, k = scan.empty, actions[ix(a), 3]
-        else:
-            to = actions[ix(a), 2]
-            k = ranks[ix(to)] - ranks[ix(fro)]  # core.fitting_count
-        n, d = np.int64(s[ix(sp[O_LEN] + fro)]), np.int64(s[ix(sp[O_DOWN] + fro)])
-        # (an empty pile's hash is 0)
-        word, bit = _pair_bit(codes[ix(tab + fro * cap + n - k)], hw[ix(to)])
-        w.spare[ix(2 * passed)], w.spare[ix(2 * passed + 1)] = a, k  # (spare is free until insert)
-        passed += ((t.filt[ix(i), ix(word)] & bit) != 0) & ((n - k != d) | (d == 0))
-    key = nonzero(scan.total)
-    n_pending = 0
-    for c in range(passed):
-        a, k = np.int64(w.spare[ix(2 * c)]), np.int64(w.spare[ix(2 * c + 1)])
-        fro = actions[ix(a), 1]
-        to = scan.empty if first_te >= 0 and a >= first_te else actions[ix(a), 2]
-        child = keys.moved_key(s, codes, sp, fro, to, k, hw, scan.total)
-        word, bit = filter_bit(child)
-        prefetch_slot(t, i, child)
-        w.pending[ix(2 * n_pending)], w.pending[ix(2 * n_pending + 1)] = child, np.uint64(a)
-        n_pending += ((t.filt[ix(i), ix(word)] & bit) != 0) | (child == key)
-    return n_pending
 
 
 # --- recording a position -------------------------------------------------------------------------
@@ -398,12 +342,19 @@ def _record(pos, sp, actions, t, i, w, no_revisit, moved):
     if no_revisit or pos.seen.shape[0] > 0:
         listed = 0
         if pos.n_legal > 0:
-            listed = _list_tableau_moves(pos, sp, w.candidates, scan.empty)
-            if sp[SP_WHOLE] == 0 and sp[SP_AUTOFILL] == 0 and sp[SP_WRAP] == 0:  # the pair filter holds
-                _record_pairs(pos, sp, w.facts, t, i, moved)
-                n_pending = _keys_back_filtered(pos, sp, actions, t, i, w, listed, scan)
+            between_piles = _list_tableau_moves(pos, sp, w.candidates, scan.empty)
+            listed = between_piles
+            if sp[SP_CELLS] > 0:
+                listed = _list_cell_moves(pos, sp, w.candidates, between_piles)
+            filtered = sp[SP_WHOLE] == 0 and sp[SP_AUTOFILL] == 0 and sp[SP_WRAP] == 0  # the pair filter holds
+            if filtered:
+                record_pairs(pos, sp, w.facts, t, i, moved)
+                n_pending = keys_back_filtered(pos, sp, actions, t, i, w, between_piles, scan)
             else:
-                n_pending = _keys_back_played(pos, sp, actions, hw, w, listed, scan)
+                n_pending = _keys_back_played(pos, sp, actions, hw, w, between_piles, scan)
+            if listed > between_piles:
+                n_pending = _keys_back_cells(pos, sp, actions, t, i, w, between_piles, listed, scan, n_pending,
+                                             filtered)
     was_seen = has(t, i, key)
     if not was_seen:
         insert(t, i, key, w.spare)
@@ -470,7 +421,9 @@ def _piles_moved(s, sp, actions, a):
     if a < 0:
         return -1, -1
     kind, src, dst = actions[ix(a), 0], actions[ix(a), 1], actions[ix(a), 2]
-    if kind == TABLEAU_TO_EMPTY or kind == WASTE_TO_EMPTY:
+    if kind == CELL_TO_FOUNDATION or kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY:
+        src = -1  # (the source is a free cell)
+    if kind == TABLEAU_TO_EMPTY or kind == WASTE_TO_EMPTY or kind == CELL_TO_EMPTY:
         dst = -1
         for p in range(sp[SP_PILES]):
             if s[ix(sp[O_LEN] + p)] == 0:

@@ -23,11 +23,13 @@ from solitaire_env.engine.variant import (
     O_NWASTE,
     O_REDEALS,
     O_RESDOWN,
+    OB_CELLS,
     OB_FOUND,
     OB_SIZE,
     OB_TAB,
     OB_WASTE,
     SP_CAP,
+    SP_CELLS,
     SP_FOUND,
     SP_PILES,
     Variant,
@@ -44,7 +46,7 @@ _RAW = np.random.PCG64(0x51EE9).random_raw(MAX_DEPTH + MAX_OBS + MAX_PILES).asty
 DEPTH = _RAW[:MAX_DEPTH] | np.uint64(1)
 ENTRY = _RAW[MAX_DEPTH : MAX_DEPTH + MAX_OBS] | np.uint64(1)
 PILE_SALT = _RAW[MAX_DEPTH + MAX_OBS :]
-_TAG_FOUND, _TAG_KEY = np.uint64(0xF0 << 56), np.uint64(0x4B << 56)
+_TAG_FOUND, _TAG_CELL, _TAG_KEY = np.uint64(0xF0 << 56), np.uint64(0xCE << 56), np.uint64(0x4B << 56)
 
 
 def check_fits(variant: Variant) -> None:
@@ -101,11 +103,14 @@ def tableau_key(codes, sp) -> np.uint64:
 def position_key(codes, sp) -> np.uint64:
     """The key of the position whose observation is ``codes`` (see the module doc); never 0."""
     total = pile_sums(codes, sp, np.empty(2 * sp[SP_PILES], dtype=np.uint64))
-    found = sp[OB_FOUND]
-    for f in range(found, found + sp[SP_FOUND]):  # a multiset: which slot holds which pile never matters
+    found, cells = sp[OB_FOUND], sp[OB_CELLS]
+    # Multisets: which slot holds which foundation pile, or which free cell which card, never matters.
+    for f in range(found, found + sp[SP_FOUND]):
         total += mix(np.uint64(codes[f]) ^ _TAG_FOUND)
+    for c in range(cells, cells + sp[SP_CELLS]):
+        total += mix(np.uint64(codes[c]) ^ _TAG_CELL)
     for k in range(sp[OB_WASTE], sp[OB_SIZE]):
-        if k < found or k >= found + sp[SP_FOUND]:
+        if (k < found or k >= found + sp[SP_FOUND]) and (k < cells or k >= cells + sp[SP_CELLS]):
             total += np.uint64(codes[k]) * ENTRY[k]
     return nonzero(mix(total ^ _TAG_KEY))
 
@@ -146,6 +151,25 @@ def moved_key(s, codes, sp, src, dst, count, hw, total):
     return nonzero(total - hw[ix(piles + src)] - hw[ix(piles + dst)] + mix(hs) + mix(hd))
 
 
+@_inline
+def placed_key(s, sp, p, code, hw, total):
+    """The table key after a card of observation code ``code`` from a free cell goes onto pile ``p``."""
+    n = np.int64(s[ix(sp[O_LEN] + p)])
+    return nonzero(total - hw[ix(sp[SP_PILES] + p)] + mix(hw[ix(p)] + np.uint64(code) * DEPTH[ix(n)]))
+
+
+@_inline
+def lifted_key(s, codes, sp, p, hw, total):
+    """The table key after pile ``p``'s top card goes into a free cell, when nothing turns up and
+    nothing refills the pile."""
+    n = np.int64(s[ix(sp[O_LEN] + p)])
+    code = np.uint64(codes[ix(sp[OB_TAB] + p * sp[SP_CAP] + n - 1)])
+    return nonzero(total - hw[ix(sp[SP_PILES] + p)] + mix(hw[ix(p)] - code * DEPTH[ix(n - 1)]))
+
+
 drop_stale_cache(__name__)
 
-__all__ = ["DEPTH", "check_fits", "moved_key", "pile_sums", "position_key", "progress", "tableau_key"]
+__all__ = [
+    "DEPTH", "check_fits", "lifted_key", "moved_key", "pile_sums", "placed_key", "position_key", "progress",
+    "tableau_key",
+]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from solitaire_env.engine.games import FREECELL
+from typing import Any
+
+from solitaire_env.engine.games import FREECELL, freecell_variant
 from solitaire_env.envs.base import SolitaireEnv
 
 
@@ -54,15 +56,29 @@ class FreeCellEnv(SolitaireEnv):
     ``obs_mode="dict"`` (the three fields, and ``action_mask``), ``"onehot"`` and ``"piles"``, and
     ``action_features``, as in Rank and File.
 
-    ## Rewards, episode end, info, arguments, version history
+    ## Rewards, episode end, info
 
     As in :class:`~solitaire_env.envs.rank_and_file.RankAndFileEnv`; the cards to win are all 52 (the
     return of a won episode is 1.0); ``terminated`` when all 52 cards are on the foundations or no
     legal move is left; registered ``max_episode_steps`` 1000. ``track_revisits`` flags a return to a
-    seen position after any move; ``no_revisit`` masks only tableau-to-tableau moves that would return
-    (a move between a cell and the tableau is not masked yet).
+    seen position; ``no_revisit`` masks every move back to one: between piles, into an empty pile, and
+    between a free cell and the tableau. Which free cell holds which card does not matter to a position.
 
-    * v0: first version (Microsoft deals, four cells).
+    ## Arguments
+
+    ``cells=4``: the number of free cells, 1-8 (Microsoft's deals in every case). The action kinds keep
+    their order with ``cells`` ids for each per-cell kind (``Discrete(10 * cells + 176)``), the
+    observation has ``cells`` cell entries, and the run limit counts the cells there are. The JSON name
+    of a position says the count (``freecell_3cells``; ``freecell`` for four). Every other argument is
+    as in :class:`~solitaire_env.envs.rank_and_file.RankAndFileEnv`.
+
+    ## Version History
+
+    * v0: first version (Microsoft deals, 1-8 free cells, four by default).
     """
 
     variant = FREECELL
+
+    def __init__(self, cells: int = 4, **kwargs: Any) -> None:
+        self.variant = freecell_variant(cells)  # checked before anything is built
+        super().__init__(**kwargs)

@@ -53,7 +53,7 @@ from gymnasium.vector.utils import batch_space
 from solitaire_env.engine import batched, features, history
 from solitaire_env.engine.batched import Batch
 from solitaire_env.engine.deals import DealSchedule, DealSet, deal_set
-from solitaire_env.engine.games import FREECELL, NUMBER_TEN, RAINBOW, RANK_AND_FILE
+from solitaire_env.engine.games import FREECELL, NUMBER_TEN, RAINBOW, RANK_AND_FILE, freecell_variant
 from solitaire_env.engine.history import History, Recording
 from solitaire_env.engine.state import check_seed, deal_into, from_json
 from solitaire_env.engine.variant import Variant
@@ -463,4 +463,10 @@ class RainbowVectorEnv(SolitaireVectorEnv):
 
 
 class FreeCellVectorEnv(SolitaireVectorEnv):
+    """``FreeCell-v0``'s batched env; ``cells`` as in :class:`~solitaire_env.envs.freecell.FreeCellEnv`."""
+
     variant = FREECELL
+
+    def __init__(self, num_envs: int = 1, cells: int = 4, **kwargs: Any) -> None:
+        self.variant = freecell_variant(cells)
+        super().__init__(num_envs, **kwargs)

@@ -285,7 +285,14 @@ def _env_options(env_id: str) -> set[str]:
         module, _, name = entry.partition(":")
         entry = getattr(__import__(module, fromlist=[name]), name)
     skip = {"self", "num_envs", "deals", "render_mode", "ansi_color"}  # ansi_color: rendering only
-    return {k for k in inspect.signature(entry).parameters if k not in skip}
+    # A class that adds an option of its own (FreeCell's cells) passes the rest on as **kwargs.
+    names: set[str] = set()
+    for cls in getattr(entry, "__mro__", (entry,)):
+        params = inspect.signature(cls).parameters.values()
+        names |= {p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+        if not any(p.kind == p.VAR_KEYWORD for p in params):
+            break
+    return names - skip
 
 
 def parse_config(raw: Any, where: str = "config", origins: dict[str, str] | None = None) -> TrainConfig:

@@ -22,6 +22,7 @@ import os
 from typing import Any
 
 from solitaire_env.engine.game import Game
+from solitaire_env.engine.games import OPTION_VARIANTS, game_options
 from solitaire_env.envs.registration import ENV_IDS
 
 FORMAT = "solitaire-env-recording"
@@ -44,7 +45,7 @@ def _start_game(env_id: str, start_state: Any) -> Game:
         game = Game.from_state(start_state)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ValueError(f"start_state is not a valid position: {exc}") from None
-    if game.variant is not variant:
+    if game_options(game.variant)[0] is not variant:  # (FreeCell-v0 plays every cell count)
         raise ValueError(f"start_state is a {game.variant.title} position, but {env_id} plays {variant.title}")
     return game
 
@@ -163,12 +164,14 @@ def validate_recording(data: Any) -> dict:
     if missing:
         raise ValueError(f"recording lacks {', '.join(missing)}")
     variant = _variant_of(data["env_id"])
-    if data["variant"] != variant.name:
+    named = OPTION_VARIANTS.get(data["variant"]) if isinstance(data["variant"], str) else None
+    if data["variant"] != variant.name and (named is None or game_options(named)[0] is not variant):
         raise ValueError(f"variant {data['variant']!r} does not match env_id {data['env_id']} ({variant.name})")
     seed = data["seed"]
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed must be a non-negative integer or null, got {seed!r}")
-    _start_game(data["env_id"], data["start_state"])
+    if _start_game(data["env_id"], data["start_state"]).variant.name != data["variant"]:
+        raise ValueError(f"variant {data['variant']!r} is not the start_state's")
     actions, rewards = data["actions"], data["rewards"]
     if not isinstance(actions, list) or not isinstance(rewards, list):
         raise ValueError("actions and rewards must be lists")
@@ -213,10 +216,12 @@ def as_recording(recording: dict | str | os.PathLike) -> dict:
 
 
 def make_env(recording: dict):
-    """A fresh (unwrapped, no time limit) env of the recording's game and reward settings."""
+    """A fresh (unwrapped, no time limit) env of the recording's game (its cell count too, for FreeCell)
+    and reward settings."""
     import gymnasium as gym
 
-    return gym.make(recording["env_id"], **recording.get("env_kwargs", {})).unwrapped
+    _, options = game_options(Game.from_state(recording["start_state"]).variant)
+    return gym.make(recording["env_id"], **options, **recording.get("env_kwargs", {})).unwrapped
 
 
 def replay(recording: dict | str | os.PathLike) -> tuple[list[dict], list]:

@@ -9,8 +9,12 @@ unit when it could be moved card by card through the free cells and empty piles:
 foundations; lost when no move is left.
 """
 
+from dataclasses import replace
+
 from solitaire_env.engine.ms_deals import COLUMNS, DEAL_LIMIT
 from solitaire_env.engine.variant import Variant
+
+CELL_COUNTS = range(1, 9)  # FreeCell with fewer or more free cells than four (FreeCell-v0's ``cells``)
 
 FREECELL = Variant(
     name="freecell",
@@ -27,3 +31,17 @@ FREECELL = Variant(
     pile_capacity=20,  # 7 dealt cards, the top one a King, and a Queen-to-Ace run on it: 19
     max_episode_steps=1000,
 )
+
+# One variant per cell count, made once (an env checks a state's variant by identity). The JSON name
+# says the count, so a saved position names its game.
+OTHER_CELL_COUNTS = {
+    cells: replace(FREECELL, name=f"freecell_{cells}cells", title=f"FreeCell ({cells} cells)", cells=cells)
+    for cells in CELL_COUNTS if cells != FREECELL.cells
+}
+
+
+def freecell_variant(cells: int = 4) -> Variant:
+    """FreeCell with ``cells`` free cells (1-8; the standard game has 4); ``ValueError`` otherwise."""
+    if isinstance(cells, bool) or not isinstance(cells, int) or cells not in CELL_COUNTS:
+        raise ValueError(f"cells must be an integer from {CELL_COUNTS[0]} to {CELL_COUNTS[-1]}, got {cells!r}")
+    return FREECELL if cells == FREECELL.cells else OTHER_CELL_COUNTS[cells]
