@@ -1,11 +1,11 @@
 """A rule-based player for the three games that sees only what the observation shows.
 
 :class:`Table` is the visible table, read from the default ``codes`` observation (card code
-``suit*13 + rank + 1``, 53 a face-down or unseen card, 0 nothing). :class:`Rules` knows what each
-action id of the variant's static action table (``variant.actions``) does to such a table, so the
-agent can look one move ahead, and a few moves ahead through the moves that only rearrange the
-tableau, without ever touching the engine's state. :class:`HeuristicAgent` is the player; its
-docstring lists its rules.
+``suit*13 + rank + 1``, 53 a face-down or unseen card, 0 nothing). :class:`Rules` asks the engine what
+each action does to such a table, played on the visible table with the unseen cards as placeholders
+(:meth:`Rules.world`), so the agent can look one move ahead, and a few moves ahead through the moves
+that only rearrange the tableau, with no rules of its own and never touching the real game's state.
+:class:`HeuristicAgent` is the player; its docstring lists its rules.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from collections import deque
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from solitaire_env.agents.base import Agent
-from solitaire_env.engine import core
+from solitaire_env.engine import core, state
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.variant import (
     DRAW,
     HIDDEN,
-    MAX_RUN,
     REDEAL,
     RESERVE_TO_FOUNDATION,
     RESERVE_TO_TABLEAU,
@@ -57,6 +57,12 @@ from solitaire_env.solver.guidance import (
 )
 
 UNKNOWN = -1  # a card a simulated move turns face up: not seen yet, so it builds with nothing
+# The engine's card for one the player cannot see, in the agent's model of the table: not a card of
+# the deck (0..51), so it builds with none, none builds on it, and it never goes to a foundation.
+PLACEHOLDER = 53
+_FROM_TABLEAU = (TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY)
+_INTO_EMPTY = (TABLEAU_TO_EMPTY, WASTE_TO_EMPTY)
+_ONTO_PILE = (TABLEAU_TO_TABLEAU, WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU)
 KING = 12
 _RED = [s in (1, 2) for s in range(4)]
 
@@ -71,18 +77,16 @@ class Table:
     the base rank (0 = Ace outside Rainbow).
     """
 
-    __slots__ = ("up", "down", "waste", "fh", "fs", "stock_n", "stock", "redeals", "res_up", "res_down", "base")
+    __slots__ = ("up", "down", "waste", "fh", "fs", "stock_n", "stock", "redeals", "res_up", "res_down", "base",
+                 "world", "counts")
 
     def __init__(self, up, down, waste, fh, fs, stock_n, stock, redeals, res_up, res_down, base) -> None:
         self.up, self.down, self.waste = up, down, waste
         self.fh, self.fs = fh, fs
         self.stock_n, self.stock, self.redeals = stock_n, stock, redeals
         self.res_up, self.res_down, self.base = res_up, res_down, base
-
-    def clone(self) -> Table:
-        """A shallow copy: change a list of the copy only by replacing it."""
-        return Table(list(self.up), list(self.down), self.waste, self.fh, self.fs, self.stock_n, self.stock,
-                     self.redeals, self.res_up, self.res_down, self.base)
+        self.world: np.ndarray | None = None  # Rules.world, once asked for
+        self.counts: np.ndarray | None = None  # the cards each legal move takes (Rules.moved_count)
 
     def key(self) -> tuple:
         """Everything visible, as a hashable value: equal keys are the same visible position."""
@@ -102,34 +106,45 @@ class Table:
 
 
 class Rules:
-    """What the variant's actions do, worked out on a :class:`Table` (the visible position only)."""
+    """What the variant's actions do on a :class:`Table`, worked out by the engine itself.
+
+    The engine plays on :meth:`world`, the visible table with every card the player cannot see as
+    :data:`PLACEHOLDER`, so the look-ahead knows no rule of its own: legality, the cards a move takes,
+    and the table after it all come from :mod:`solitaire_env.engine.core`.
+    """
 
     def __init__(self, variant: Variant) -> None:
-        if variant.cells or not variant.stock_capacity:  # this look-ahead models no free cells
+        if variant.cells or not variant.stock_capacity:  # the rules of play below know no free cells
             raise ValueError(f"the heuristic and search agents do not play {variant.title} yet; use random or a policy")
         self.variant = v = variant
         self.piles, self.cap, self.decks, self.auto_fill = v.piles, v.pile_capacity, v.decks, v.auto_fill
-        self.wrap, self.whole, self.to_empty = v.wrap, v.whole_pile_moves, v.tableau_to_empty
         self.fields = {name: field for name, (field, _) in observation_fields(v).items()}
         self.rows: list[tuple[int, int, int, int]] = [tuple(int(x) for x in r) for r in v.actions]
-        self.ids: dict[tuple[int, int, int, int], int] = {
-            (kind, i, j, n if kind == TABLEAU_TO_EMPTY else 0): a for a, (kind, i, j, n) in enumerate(self.rows)}
-        # _builders[card]: the cards that build on it in the tableau
-        self._builders = [[c for c in range(52) if self.builds_on(c, onto)] for onto in range(52)]
+        self._spec, self._actions = v.spec, v.actions
+        self._mask = np.zeros(v.n_actions, dtype=np.int8)
+        self._codes = np.zeros(v.obs_size, dtype=np.int16)
 
     # --- reading the observation --------------------------------------------------------------
 
-    def observe(self, obs: Any) -> Table:
-        """The visible table from a ``codes`` observation."""
+    def observe(self, obs: Any, like: Table | None = None, piles: tuple[int, ...] = ()) -> Table:
+        """The visible table from a ``codes`` observation; with ``like``, a table whose piles but
+        ``piles`` are known to be those of ``like`` (only those are read)."""
         obs = np.asarray(obs)
         if obs.ndim != 1 or obs.shape[0] != self.variant.obs_size:
             raise ValueError(f"expected the flat 'codes' observation of {self.variant.title} "
                              f"({self.variant.obs_size} entries), got shape {obs.shape}")
         f = self.fields
-        rows = obs[f["tableau"]].reshape(self.piles, self.cap).tolist()
-        up = [[c - 1 for c in row if 0 < c < HIDDEN] for row in rows]
-        down = [row.count(HIDDEN) for row in rows]
-        waste = [c - 1 for c in obs[f["waste"]].tolist() if c]
+        tableau = obs[f["tableau"]]
+        if like is None:
+            up, down, piles = [[]] * self.piles, [0] * self.piles, range(self.piles)
+        else:
+            up, down = list(like.up), list(like.down)
+        for p in piles:
+            row = tableau[p * self.cap : (p + 1) * self.cap].tolist()
+            # (a code past HIDDEN is a placeholder the engine turned up in the look-ahead: UNKNOWN)
+            up[p] = [c - 1 if c < HIDDEN else UNKNOWN for c in row if c and c != HIDDEN]
+            down[p] = row.count(HIDDEN)
+        waste = [c - 1 if c < HIDDEN else UNKNOWN for c in obs[f["waste"]].tolist() if c]
         base = int(obs[f["base_rank"]][0]) if "base_rank" in f else 0
         fh, fs = [], []
         for c in obs[f["foundations"]].tolist():
@@ -144,38 +159,32 @@ class Rules:
         if "stock" in f:
             codes = obs[f["stock"]].tolist()[:stock_n]
             if HIDDEN not in codes:
-                stock = [c - 1 for c in codes]
+                stock = [_card(c) for c in codes]
         redeals = int(obs[f["redeals_left"]][0]) if "redeals_left" in f else 0
         res_up: list[int] = []
         res_down = 0
         if "reserve" in f:
             codes = obs[f["reserve"]].tolist()
             res_down = codes.count(HIDDEN)
-            res_up = [c - 1 for c in codes if 0 < c < HIDDEN]
+            res_up = [_card(c) for c in codes if c and c != HIDDEN]
         return Table(up, down, waste, fh, fs, stock_n, stock, redeals, res_up, res_down, base)
 
+    def world(self, t: Table) -> np.ndarray:
+        """The engine position the agent reasons on (kept on ``t``): the visible table with each card
+        the player cannot see, face down or in an unseen stock, as :data:`PLACEHOLDER`."""
+        if t.world is None:
+            def shown(cards: list[int]) -> list[int]:
+                return [PLACEHOLDER if c == UNKNOWN else c for c in cards]
+
+            foundations = [[fs * 13 + (t.base + k) % 13 for k in range(n)] for n, fs in zip(t.fh, t.fs, strict=True)]
+            t.world = state.build(
+                self.variant, tableau=[([PLACEHOLDER] * d + shown(up), d) for up, d in zip(t.up, t.down, strict=True)],
+                foundations=foundations, stock=[PLACEHOLDER] * t.stock_n if t.stock is None else shown(t.stock),
+                waste=shown(t.waste), reserve=([PLACEHOLDER] * t.res_down + shown(t.res_up), t.res_down),
+                redeals=t.redeals, base=t.base)
+        return t.world
+
     # --- cards ----------------------------------------------------------------------------------
-
-    def builds_on(self, card: int, onto: int) -> bool:
-        """Tableau building: one rank lower, other colour (wrapping King on Ace where the game wraps)."""
-        if card < 0 or onto < 0 or _RED[card // 13] == _RED[onto // 13]:
-            return False
-        if self.wrap:
-            return card % 13 == (onto % 13 + 12) % 13
-        return card % 13 == onto % 13 - 1
-
-    def foundation_for(self, t: Table, card: int) -> int:
-        """The lowest foundation slot that takes ``card``, or -1."""
-        if card < 0:
-            return -1
-        rank, suit = card % 13, card // 13
-        for f, h in enumerate(t.fh):
-            if h == 0:
-                if rank == t.base:
-                    return f
-            elif h < 13 and t.fs[f] == suit and rank == (t.base + h) % 13:
-                return f
-        return -1
 
     def is_safe(self, t: Table, card: int) -> bool:
         """Putting ``card`` on a foundation cannot cost a tableau move (see HeuristicAgent's rule 1)."""
@@ -191,144 +200,69 @@ class Rules:
                 return False
         return True
 
-    def run_length(self, t: Table, p: int) -> int:
-        """Cards in the packed run on top of pile ``p``."""
-        up = t.up[p]
-        if not up or up[-1] < 0:
-            return 0
-        k = 1
-        while k < len(up) and self.builds_on(up[-k], up[-k - 1]):
-            k += 1
-        return k
-
     def moved_count(self, t: Table, a: int) -> int:
         """Cards a tableau-source action takes from its pile (the action must be legal in ``t``)."""
-        kind, src, dst, cnt = self.rows[a]
-        if kind == TABLEAU_TO_FOUNDATION:
-            return 1
-        if kind == TABLEAU_TO_EMPTY:
-            return cnt
-        if self.whole:
-            return len(t.up[src])
-        return t.top(dst) % 13 - t.top(src) % 13
+        if t.counts is None:  # every legal move's at once: one call into the engine, not one a move
+            t.counts = np.zeros(self.variant.n_actions, dtype=np.int64)
+            core.legal_mask(self.world(t), self._spec, self._actions, self._mask)
+            _move_counts(t.world, self._spec, self._actions, self._mask, t.counts)
+        return int(t.counts[a])
 
     # --- moves ----------------------------------------------------------------------------------
 
     def legal(self, t: Table, touching: tuple[int, ...] | None = None) -> list[int]:
-        """The legal action ids in ``t`` (the env's mask, worked out from the visible table alone).
+        """The legal action ids in ``t`` (the env's mask, from the visible table alone).
 
         With ``touching``, only the moves of the waste and the reserve and the tableau moves from or
         to those piles (no draw or redeal).
         """
-        ids = self.ids
-        out = []
-        if touching is not None:
-            pass
-        elif t.stock_n > 0:
-            out.append(ids[(DRAW, -1, -1, 0)])
-        elif t.waste and t.redeals > 0:
-            out.append(ids[(REDEAL, -1, -1, 0)])
-        empty = t.lowest_empty()
-        tops = [t.top(p) for p in range(self.piles)]
-        # takers[card] = the piles whose top card it builds on
-        takers: dict[int, list[int]] = {}
-        for j, top in enumerate(tops):
-            if top >= 0:
-                for card in self._builders[top]:
-                    takers.setdefault(card, []).append(j)
-        if t.waste:
-            card = t.waste[-1]
-            if self.foundation_for(t, card) >= 0:
-                out.append(ids[(WASTE_TO_FOUNDATION, -1, -1, 0)])
-            out.extend(ids[(WASTE_TO_TABLEAU, -1, j, 0)] for j in takers.get(card, ()))
-            if empty >= 0:
-                out.append(ids[(WASTE_TO_EMPTY, -1, -1, 0)])
-        if t.res_up and t.res_up[-1] >= 0:
-            card = t.res_up[-1]
-            if self.foundation_for(t, card) >= 0:
-                out.append(ids[(RESERVE_TO_FOUNDATION, -1, -1, 0)])
-            out.extend(ids[(RESERVE_TO_TABLEAU, -1, j, 0)] for j in takers.get(card, ()))
-        for i, top in enumerate(tops):
-            if top < 0:
-                continue
-            up = t.up[i]
-            n = len(up) + t.down[i]
-            run = self.run_length(t, i)
-            if touching is not None and i not in touching:
-                for k in range(1, run + 1) if not self.whole else ((n,) if run == n else ()):
-                    out.extend(ids[(TABLEAU_TO_TABLEAU, i, j, 0)] for j in takers.get(up[-k], ()) if j in touching)
-                continue
-            if self.foundation_for(t, top) >= 0:
-                out.append(ids[(TABLEAU_TO_FOUNDATION, i, -1, 0)])
-            if self.whole:
-                if run == n:
-                    out.extend(ids[(TABLEAU_TO_TABLEAU, i, j, 0)] for j in takers.get(up[0], ()) if j != i)
-            else:
-                for k in range(1, run + 1):
-                    out.extend(ids[(TABLEAU_TO_TABLEAU, i, j, 0)] for j in takers.get(up[-k], ()) if j != i)
-            if self.to_empty and empty >= 0:
-                out.extend(ids[(TABLEAU_TO_EMPTY, i, -1, k)] for k in range(1, min(run, MAX_RUN, n - 1) + 1))
-        out.sort()
-        return out
+        core.legal_mask(self.world(t), self._spec, self._actions, self._mask)
+        legal = np.flatnonzero(self._mask).tolist()
+        rows = self.rows
+        unknown = [p for p, up in enumerate(t.up) if up and up[-1] == UNKNOWN]
+        if unknown:
+            # A card the look-ahead turned up is not known: the agent plans no move of it or onto it
+            # (the engine sees a placeholder card whose rank is meaningless).
+            legal = [a for a in legal if not ((rows[a][0] in _FROM_TABLEAU and rows[a][1] in unknown)
+                                              or (rows[a][0] in _ONTO_PILE and rows[a][2] in unknown))]
+        if touching is None:
+            return legal
+        return [a for a in legal if rows[a][0] not in (DRAW, REDEAL) and (
+            rows[a][0] not in _FROM_TABLEAU or rows[a][1] in touching
+            or (rows[a][0] == TABLEAU_TO_TABLEAU and rows[a][2] in touching))]
 
     def apply(self, t: Table, a: int) -> Table:
         """The table after legal action ``a``; a card it turns face up is ``UNKNOWN``."""
-        kind, src, dst, cnt = self.rows[a]
-        n = t.clone()
-        if kind == DRAW:
-            n.stock_n -= 1
-            n.waste = t.waste + [t.stock[-1] if t.stock else UNKNOWN]
-            n.stock = t.stock[:-1] if t.stock else t.stock
-            return n
-        if kind == REDEAL:
-            n.stock, n.waste = t.waste[::-1], []
-            n.stock_n, n.redeals = len(t.waste), t.redeals - 1
-            return n
-        if kind in (WASTE_TO_FOUNDATION, WASTE_TO_TABLEAU, WASTE_TO_EMPTY):
-            moved = [t.waste[-1]]
-            n.waste = t.waste[:-1]
-        elif kind in (RESERVE_TO_FOUNDATION, RESERVE_TO_TABLEAU):
-            moved = [self._take_reserve(n)]
-        else:
-            k = self.moved_count(t, a)
-            moved = t.up[src][-k:]
-            rest = t.up[src][:-k]
-            if rest:
-                n.up[src] = rest
-            elif t.down[src]:
-                n.up[src], n.down[src] = [UNKNOWN], t.down[src] - 1
-            elif self.auto_fill and (n.res_up or n.res_down):
-                n.up[src] = [self._take_reserve(n)]
-            else:
-                n.up[src] = []
-        if kind in (WASTE_TO_FOUNDATION, RESERVE_TO_FOUNDATION, TABLEAU_TO_FOUNDATION):
-            card = moved[0]
-            f = self.foundation_for(t, card)
-            n.fh, n.fs = list(t.fh), list(t.fs)
-            n.fh[f] += 1
-            n.fs[f] = card // 13
-        elif kind in (WASTE_TO_EMPTY, TABLEAU_TO_EMPTY):
-            n.up[t.lowest_empty()] = moved
-        else:
-            n.up[dst] = t.up[dst] + moved
+        after = self.world(t).copy()
+        core.apply_action(after, self._spec, self._actions, a)
+        core.observe(after, self._spec, self._codes)
+        # Only the piles the move played from or onto change (a pile the reserve refills is its source).
+        kind, src, dst, _ = self.rows[a]
+        if kind in _INTO_EMPTY:
+            dst = t.lowest_empty()
+        n = self.observe(self._codes, t, tuple(p for p in (src, dst) if p >= 0))
+        n.world = after
         return n
 
-    @staticmethod
-    def _take_reserve(n: Table) -> int:
-        card = n.res_up[-1]
-        n.res_up = n.res_up[:-1]
-        if not n.res_up and n.res_down:
-            n.res_up, n.res_down = [UNKNOWN], n.res_down - 1
-        return card
+
+@njit(cache=True)
+def _move_counts(s, sp, actions, mask, out) -> None:
+    """``out[a]``: the cards legal action ``a`` moves, as the engine resolves it."""
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            out[a] = core.resolve(s, sp, actions, a)[1]
 
 
+def _card(code: int) -> int:
+    """The card of a visible observation code (``UNKNOWN`` for a placeholder the engine turned up)."""
+    return code - 1 if code <= 52 else UNKNOWN
 
 
 class HeuristicAgent(Agent):
     """A rule-based player that sees only the observation (never the engine's state).
 
-    Every step it reads the visible table from the ``codes`` observation, works out from the static
-    action table what each legal action does there, scores each with the first rule that fits, and
+    Every step it reads the visible table from the ``codes`` observation, has the engine work out what
+    each legal action does there (:class:`Rules`), scores each with the first rule that fits, and
     plays the best (ties: the lowest action id, so it is deterministic). Rules, strongest first:
 
     1. **Safe foundation moves.** A card goes up at once if no card can still need it on the

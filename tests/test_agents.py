@@ -82,8 +82,9 @@ def _seen_as(predicted: list[int], shown: list[int]) -> bool:
 
 @pytest.mark.parametrize("game", ["rank_and_file", "number_ten", "rainbow"])
 def test_rules_model_equals_the_engine_on_every_legal_move_of_random_positions(game):
-    """The heuristic's own model of the rules (:class:`Rules`, kept beside the engine: docs/design.md,
-    "Rules kept twice, and checked"), on positions of seeded random play: its legal moves are the
+    """The heuristic's look-ahead (:class:`Rules`, the engine playing on the visible table with
+    placeholders for unseen cards: docs/design.md, "Rules kept twice, and checked"), on positions of
+    seeded random play: its legal moves are the
     engine's, with or without ``touching``; and for every legal move, what it predicts is the table the
     engine then shows, a card turned face up (``UNKNOWN`` in the prediction) excepted."""
     from solitaire_env.engine import core
@@ -95,7 +96,7 @@ def test_rules_model_equals_the_engine_on_every_legal_move_of_random_positions(g
     rules = Rules(v)
     rng = np.random.default_rng(0)
     obs, mask = np.zeros(v.obs_size, dtype=np.int16), np.zeros(v.n_actions, dtype=np.int8)
-    moves = unknown = 0
+    moves = unknown = turned_up = 0
     for d in range(8):
         s = deal(v, d)
         for _ in range(150):
@@ -129,10 +130,34 @@ def test_rules_model_equals_the_engine_on_every_legal_move_of_random_positions(g
                     core.legal_mask(after, v.spec, v.actions, mask)
                     involved = [b for b in np.flatnonzero(mask).tolist() if _involves(v.actions[b], touching)]
                     assert rules.legal(predicted, touching) == involved
+                # A pile whose top turned up: the model plans nothing from it or onto it, and every
+                # other move is the engine's.
+                unseen = [p for p, up in enumerate(predicted.up) if up and up[-1] == UNKNOWN]
+                if unseen and UNKNOWN not in predicted.waste + predicted.res_up:
+                    core.legal_mask(after, v.spec, v.actions, mask)
+                    rest = [b for b in np.flatnonzero(mask).tolist() if not _touches(v.actions[b], unseen)]
+                    assert rules.legal(predicted) == rest
+                    turned_up += 1
                 moves += 1
             core.legal_mask(s, v.spec, v.actions, mask)
             core.apply_action(s, v.spec, v.actions, int(rng.choice(np.flatnonzero(mask))))
     assert moves > 1000 and unknown > 100
+    assert turned_up > 20 or game == "rainbow"  # (Rainbow's piles have no face-down cards)
+
+
+def _touches(action, piles: list[int]) -> bool:
+    """Whether an action moves cards from the top of one of ``piles`` or onto one of them."""
+    from solitaire_env.engine.variant import (
+        RESERVE_TO_TABLEAU,
+        TABLEAU_TO_EMPTY,
+        TABLEAU_TO_FOUNDATION,
+        TABLEAU_TO_TABLEAU,
+        WASTE_TO_TABLEAU,
+    )
+
+    kind, src, dst = int(action[0]), int(action[1]), int(action[2])
+    return ((kind in (TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY) and src in piles)
+            or (kind in (TABLEAU_TO_TABLEAU, WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU) and dst in piles))
 
 
 def _involves(action, piles: tuple[int, int]) -> bool:
