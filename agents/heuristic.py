@@ -1,4 +1,4 @@
-"""A rule-based player for the three games that sees only what the observation shows.
+"""A rule-based player for the games that sees only what the observation shows.
 
 :class:`Table` is the visible table, read from the default ``codes`` observation (card code
 ``suit*13 + rank + 1``, 53 a face-down or unseen card, 0 nothing). :class:`Rules` asks the engine what
@@ -21,11 +21,15 @@ from solitaire_env.agents.base import Agent
 from solitaire_env.engine import core, state
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.variant import (
+    CELL_TO_EMPTY,
+    CELL_TO_FOUNDATION,
+    CELL_TO_TABLEAU,
     DRAW,
     HIDDEN,
     REDEAL,
     RESERVE_TO_FOUNDATION,
     RESERVE_TO_TABLEAU,
+    TABLEAU_TO_CELL,
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_FOUNDATION,
     TABLEAU_TO_TABLEAU,
@@ -61,8 +65,9 @@ UNKNOWN = -1  # a card a simulated move turns face up: not seen yet, so it build
 # the deck (0..51), so it builds with none, none builds on it, and it never goes to a foundation.
 PLACEHOLDER = 53
 _FROM_TABLEAU = (TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY)
-_INTO_EMPTY = (TABLEAU_TO_EMPTY, WASTE_TO_EMPTY)
-_ONTO_PILE = (TABLEAU_TO_TABLEAU, WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU)
+_INTO_EMPTY = (TABLEAU_TO_EMPTY, WASTE_TO_EMPTY, CELL_TO_EMPTY)
+_ONTO_PILE = (TABLEAU_TO_TABLEAU, WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, CELL_TO_TABLEAU)
+_FROM_CELL = (CELL_TO_FOUNDATION, CELL_TO_TABLEAU, CELL_TO_EMPTY)
 KING = 12
 _RED = [s in (1, 2) for s in range(4)]
 
@@ -78,10 +83,11 @@ class Table:
     """
 
     __slots__ = ("up", "down", "waste", "fh", "fs", "stock_n", "stock", "redeals", "res_up", "res_down", "base",
-                 "world", "counts")
+                 "cells", "world", "counts")
 
-    def __init__(self, up, down, waste, fh, fs, stock_n, stock, redeals, res_up, res_down, base) -> None:
+    def __init__(self, up, down, waste, fh, fs, stock_n, stock, redeals, res_up, res_down, base, cells=()) -> None:
         self.up, self.down, self.waste = up, down, waste
+        self.cells = cells  # FreeCell: each free cell's card, -1 for a free one
         self.fh, self.fs = fh, fs
         self.stock_n, self.stock, self.redeals = stock_n, stock, redeals
         self.res_up, self.res_down, self.base = res_up, res_down, base
@@ -91,7 +97,7 @@ class Table:
     def key(self) -> tuple:
         """Everything visible, as a hashable value: equal keys are the same visible position."""
         return (tuple(map(tuple, self.up)), tuple(self.down), tuple(self.waste), tuple(self.fh), tuple(self.fs),
-                self.stock_n, self.redeals, tuple(self.res_up), self.res_down)
+                self.stock_n, self.redeals, tuple(self.res_up), self.res_down, tuple(sorted(self.cells)))
 
     def lowest_empty(self) -> int:
         for p in range(len(self.up)):
@@ -114,8 +120,6 @@ class Rules:
     """
 
     def __init__(self, variant: Variant) -> None:
-        if variant.cells or not variant.stock_capacity:  # the rules of play below know no free cells
-            raise ValueError(f"the heuristic and search agents do not play {variant.title} yet; use random or a policy")
         self.variant = v = variant
         self.piles, self.cap, self.decks, self.auto_fill = v.piles, v.pile_capacity, v.decks, v.auto_fill
         self.fields = {name: field for name, (field, _) in observation_fields(v).items()}
@@ -144,7 +148,7 @@ class Rules:
             # (a code past HIDDEN is a placeholder the engine turned up in the look-ahead: UNKNOWN)
             up[p] = [c - 1 if c < HIDDEN else UNKNOWN for c in row if c and c != HIDDEN]
             down[p] = row.count(HIDDEN)
-        waste = [c - 1 if c < HIDDEN else UNKNOWN for c in obs[f["waste"]].tolist() if c]
+        waste = [c - 1 if c < HIDDEN else UNKNOWN for c in obs[f["waste"]].tolist() if c] if "waste" in f else []
         base = int(obs[f["base_rank"]][0]) if "base_rank" in f else 0
         fh, fs = [], []
         for c in obs[f["foundations"]].tolist():
@@ -154,7 +158,7 @@ class Rules:
             else:
                 fh.append(0)
                 fs.append(-1)
-        stock_n = int(obs[f["stock_size"]][0])
+        stock_n = int(obs[f["stock_size"]][0]) if "stock_size" in f else 0  # (FreeCell has no stock)
         stock = None
         if "stock" in f:
             codes = obs[f["stock"]].tolist()[:stock_n]
@@ -167,7 +171,8 @@ class Rules:
             codes = obs[f["reserve"]].tolist()
             res_down = codes.count(HIDDEN)
             res_up = [_card(c) for c in codes if c and c != HIDDEN]
-        return Table(up, down, waste, fh, fs, stock_n, stock, redeals, res_up, res_down, base)
+        cells = [c - 1 if c else -1 for c in obs[f["cells"]].tolist()] if "cells" in f else []
+        return Table(up, down, waste, fh, fs, stock_n, stock, redeals, res_up, res_down, base, cells)
 
     def world(self, t: Table) -> np.ndarray:
         """The engine position the agent reasons on (kept on ``t``): the visible table with each card
@@ -181,7 +186,7 @@ class Rules:
                 self.variant, tableau=[([PLACEHOLDER] * d + shown(up), d) for up, d in zip(t.up, t.down, strict=True)],
                 foundations=foundations, stock=[PLACEHOLDER] * t.stock_n if t.stock is None else shown(t.stock),
                 waste=shown(t.waste), reserve=([PLACEHOLDER] * t.res_down + shown(t.res_up), t.res_down),
-                redeals=t.redeals, base=t.base)
+                redeals=t.redeals, base=t.base, cells=list(t.cells) if t.cells else None)
         return t.world
 
     # --- cards ----------------------------------------------------------------------------------
@@ -238,6 +243,8 @@ class Rules:
         core.observe(after, self._spec, self._codes)
         # Only the piles the move played from or onto change (a pile the reserve refills is its source).
         kind, src, dst, _ = self.rows[a]
+        if kind in _FROM_CELL:
+            src = -1  # (a free cell)
         if kind in _INTO_EMPTY:
             dst = t.lowest_empty()
         n = self.observe(self._codes, t, tuple(p for p in (src, dst) if p >= 0))
@@ -297,6 +304,11 @@ class HeuristicAgent(Agent):
         where one of the rules 1-10 applies, and take the first step of the way there. If there is
         none, the agent is :attr:`stuck`: no progress it can find; it then keeps shifting runs about,
         never to a position it has already seen, until a rule applies again or the episode ends.
+
+    **FreeCell** (free cells, no stock, nothing face down): the same rules, with a cell's card to a
+    foundation as a tableau card's (rules 1 and 7), a cell's card onto a pile ranked with emptying a
+    pile (rule 6: it frees a cell, and can be undone), and a card into a free cell or from one into an
+    empty pile as rearrangements (so rules 9 and 13 search through them for a foundation move).
 
     **No loops.** Every move of rules 1-5 and 7-12 changes the position for good (a card goes to a
     foundation or leaves the waste or the reserve, a face-down card turns up, the stock shrinks, a
@@ -416,6 +428,13 @@ class HeuristicAgent(Agent):
             if t.stock_n == 0 and not t.redeals:
                 return T_WASTE_INTO_EMPTY, 0, False
             return T_NEUTRAL, 0, False
+        if kind == CELL_TO_FOUNDATION:
+            card = t.cells[src]
+            return (T_SAFE_FOUNDATION, 2, False) if rules.is_safe(t, card) else (T_FOUNDATION, -(card % 13), False)
+        if kind == CELL_TO_TABLEAU:  # frees a cell: as good as emptying a pile, and as reversible
+            return T_EMPTY_A_PILE, 1, True
+        if kind == CELL_TO_EMPTY:
+            return T_NEUTRAL, 0, True
         # Tableau sources.
         up, down = t.up[src], t.down[src]
         k = rules.moved_count(t, a)
@@ -428,6 +447,8 @@ class HeuristicAgent(Agent):
             if reveals:
                 return T_REVEAL, 10 * down + 5, False
             return T_FOUNDATION, -(card % 13), False
+        if kind == TABLEAU_TO_CELL:  # a rearrangement, unless it turns a card up
+            return (T_REVEAL, 10 * down, False) if reveals else (T_NEUTRAL, 0, True)
         if kind == TABLEAU_TO_TABLEAU:
             if reveals:
                 return T_REVEAL, 10 * down - t.down[dst], False

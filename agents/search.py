@@ -39,6 +39,7 @@ def sample_world(rules: Rules, t: Table, rng: np.random.Generator) -> np.ndarray
     unseen = np.full(52, v.decks, dtype=np.int64)
     foundations = [[fs * 13 + (t.base + k) % 13 for k in range(n)] for n, fs in zip(t.fh, t.fs, strict=True)]
     seen = [c for pile in t.up for c in pile] + list(t.waste) + [c for f in foundations for c in f] + list(t.res_up)
+    seen += [c for c in t.cells if c >= 0]
     if t.stock is not None:
         seen += list(t.stock)
     for c in seen:
@@ -46,7 +47,7 @@ def sample_world(rules: Rules, t: Table, rng: np.random.Generator) -> np.ndarray
     if unseen.min() < 0:
         raise ValueError("the observation shows more copies of a card than the game has")
     hidden = rng.permutation(np.repeat(np.arange(52), unseen)).tolist()
-    need = sum(t.down) + t.res_down + (t.stock_n if t.stock is None else 0)
+    need = hidden_cards(t)
     if len(hidden) != need:
         raise ValueError(f"the observation hides {need} cards but {len(hidden)} are unaccounted for")
     take = iter(hidden)
@@ -54,7 +55,12 @@ def sample_world(rules: Rules, t: Table, rng: np.random.Generator) -> np.ndarray
     reserve = ([next(take) for _ in range(t.res_down)] + list(t.res_up), t.res_down)
     stock = list(t.stock) if t.stock is not None else [next(take) for _ in range(t.stock_n)]
     return state.build(v, tableau=tableau, foundations=foundations, stock=stock, waste=list(t.waste),
-                        reserve=reserve, redeals=t.redeals, base=t.base)
+                        reserve=reserve, redeals=t.redeals, base=t.base, cells=list(t.cells) if t.cells else None)
+
+
+def hidden_cards(t: Table) -> int:
+    """How many cards the visible table ``t`` hides (face down, or in a stock not seen)."""
+    return sum(t.down) + t.res_down + (t.stock_n if t.stock is None else 0)
 
 
 class SearchAgent(Agent):
@@ -121,7 +127,9 @@ class SearchAgent(Agent):
         world = sample_world(self.rules, t, self._rng)
         if solver.play_safe_moves(world.copy(), v.spec, v.actions, self._record, 0, True) > 0:
             return int(self._record[0])
-        worlds = [world] + [sample_world(self.rules, t, self._rng) for _ in range(self.worlds - 1)]
+        # With nothing hidden (FreeCell) every guess is the position itself: one is enough.
+        guesses = self.worlds if hidden_cards(t) else 1
+        worlds = [world] + [sample_world(self.rules, t, self._rng) for _ in range(guesses - 1)]
         self.searched += 1
         votes = np.zeros(v.n_actions, dtype=np.int64)
         for world in worlds:
@@ -154,4 +162,4 @@ class SearchAgent(Agent):
         return wins
 
 
-__all__ = ["SearchAgent", "sample_world"]
+__all__ = ["SearchAgent", "hidden_cards", "sample_world"]

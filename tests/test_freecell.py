@@ -245,11 +245,29 @@ def test_text_shows_the_cells_and_no_stock():
 
 
 @pytest.mark.parametrize("agent", ["heuristic", "search"])
-def test_agents_that_do_not_play_freecell_say_so(agent):
+def test_the_heuristic_and_search_agents_play_freecell_through_the_engine(agent):
+    """They play Microsoft deals 1-5 to the end with legal moves only, win some (deal 3 with either),
+    and play the same game again from the same seed."""
+    import gymnasium as gym
+
     from solitaire_env.agents import make_agent
 
-    with pytest.raises(ValueError, match="do not play FreeCell yet"):
-        make_agent(agent, "FreeCell-v0", seed=0)
+    def play(seed: int) -> tuple[list[int], bool]:
+        env, player = gym.make("FreeCell-v0"), make_agent(agent, "FreeCell-v0", seed=0)
+        obs, info = env.reset(seed=seed)
+        player.reset(seed=0)
+        moves, done = [], False
+        while not done:
+            a = player.act(obs, info)
+            assert info["action_mask"][a]
+            moves.append(a)
+            obs, _, terminated, truncated, info = env.step(a)
+            done = terminated or truncated
+        return moves, bool(info["is_won"])
+
+    games = {seed: play(seed) for seed in range(1, 6)}
+    assert games[3][1] and all(len(moves) > 10 for moves, _ in games.values())
+    assert play(3) == games[3]
 
 
 def test_the_random_agent_plays_freecell_on_named_deals():
