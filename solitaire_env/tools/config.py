@@ -497,9 +497,13 @@ def _parse_pretrain(pre: dict, env_id: str, eval_config: EvalConfig, src: Any) -
 
 def describe_deals(config: TrainConfig) -> dict[str, str]:
     """Which deals each phase of a run plays, in words (for the run's summary and its first lines)."""
+    from solitaire_env.envs.registration import ENV_IDS
+
     train = deal_set(config.deals)
     if train.sampled:
-        words = f"train split (deals {TRAIN.start} .. 2**62 - 1), drawn at random (seed {config.seed})"
+        limit = ENV_IDS[config.env_id][1].deal_limit  # FreeCell's deals stop at Microsoft's last
+        words = (f"train split (deals {TRAIN.start} .. 2**{limit.bit_length() - 1} - 1), drawn at random "
+                 f"(seed {config.seed})")
     else:
         words = f"{train.name}, in order"
     deals = {"train": words,
