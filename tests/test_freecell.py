@@ -414,3 +414,13 @@ def test_a_recording_of_another_cell_count_replays(tmp_path):
     states = replay_states(loaded)
     assert len(states) == len(data["actions"]) + 1 and all(len(s["cells"]) == 2 for s in states)
     assert make_env(loaded).variant.cells == 2
+
+
+def test_the_cells_option_reaches_the_sb3_adapter_and_the_library_wrappers():
+    pytest.importorskip("stable_baselines3")
+    from solitaire_env.envs.sb3 import make_sb3_vec_env
+    from solitaire_env.envs.wrappers import for_tianshou
+
+    venv = make_sb3_vec_env("FreeCell-v0", n_envs=2, seed=0, cells=2)
+    assert venv.reset().shape == (2, 166) and venv.action_space.n == 196
+    assert for_tianshou("FreeCell-v0", cells=3).action_space.n == 206
