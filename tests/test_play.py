@@ -293,3 +293,14 @@ def test_rainbow_tableau_never_goes_into_an_empty_pile():
     with pytest.raises(ValueError, match="only the waste"):
         parse_move("t0 e", game)
     assert parse_move("w e", game).target_index == 1
+
+
+@pytest.mark.parametrize("variant", ["freecell", "freecell_2cells"])
+def test_freecell_plays_with_hints_at_any_cell_count(variant):
+    """The heuristic's hint is a legal move of the game played, whose cells are the ones shown."""
+    rc, out = run(["hint", "quit"], variant=variant, seed=1)
+    game = Game(resolve_variant(variant), seed=1)
+    assert rc == 0 and f"cells: {' '.join(['--'] * game.variant.cells)}\n" in out
+    hint = next(line for line in out.splitlines() if line.startswith("> hint"))
+    assert "no hint available" not in hint
+    assert 1 <= int(hint.split("hint: ", 1)[1].split(")", 1)[0]) <= len(game.legal_moves())

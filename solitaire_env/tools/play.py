@@ -30,7 +30,7 @@ import sys
 from typing import TextIO
 
 from solitaire_env.engine.game import Game
-from solitaire_env.engine.games import VARIANTS, get_variant
+from solitaire_env.engine.games import OPTION_VARIANTS, VARIANTS, game_options, get_variant
 from solitaire_env.engine.moves import Move
 from solitaire_env.engine.notation import describe, notation, parse_move
 from solitaire_env.engine.variant import Variant
@@ -76,7 +76,7 @@ def resolve_variant(name: str | Variant) -> Variant:
     if not isinstance(name, str):
         raise ValueError(f"unknown game {name!r}; known games: {', '.join(VARIANTS)}")
     wanted = _squash(name)
-    for variant in VARIANTS.values():
+    for variant in (*VARIANTS.values(), *OPTION_VARIANTS.values()):  # (freecell_2cells: FreeCell, 2 cells)
         if wanted == _squash(variant.name):
             return variant
     for env_id, (_, variant) in ENV_IDS.items():
@@ -88,7 +88,7 @@ def resolve_variant(name: str | Variant) -> Variant:
 
 def env_id_of(variant: str | Variant) -> str:
     """The registered env id that plays ``variant`` (``rainbow`` -> ``Rainbow-v0``)."""
-    v = get_variant(variant)
+    v = game_options(get_variant(variant))[0]
     for env_id, (_, var) in ENV_IDS.items():
         if var is v:
             return env_id
@@ -102,7 +102,8 @@ class _Hinter:
     """The heuristic agent, asked about one position at a time through a gym env set to that position."""
 
     def __init__(self, variant: Variant) -> None:
-        self.env_id = env_id_of(variant)
+        self.env_id, self.variant = env_id_of(variant), variant
+        self.options = game_options(variant)[1]  # FreeCell's cells
         self.env = None
         self.agent = None
         self.error: str | None = None
@@ -118,12 +119,14 @@ class _Hinter:
             try:
                 from solitaire_env.agents import make_agent
 
-                agent = make_agent("heuristic", self.env_id, 0)
+                agent = make_agent("heuristic", self.env_id, 0) if not self.options else None
             except (ImportError, AttributeError):
+                agent = None
+            if agent is None:
                 from solitaire_env.agents.heuristic import HeuristicAgent
 
-                agent = HeuristicAgent(get_variant(ENV_IDS[self.env_id][1]), seed=0)
-            self.env = gym.make(self.env_id).unwrapped
+                agent = HeuristicAgent(self.variant, seed=0)
+            self.env = gym.make(self.env_id, **self.options).unwrapped
             self.agent = agent
             return True
         except Exception as exc:  # noqa: BLE001 - any failure only means: no hint
