@@ -15,7 +15,6 @@ from collections import deque
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from solitaire_env.agents.base import Agent
 from solitaire_env.engine import core, state
@@ -210,7 +209,7 @@ class Rules:
         if t.counts is None:  # every legal move's at once: one call into the engine, not one a move
             t.counts = np.zeros(self.variant.n_actions, dtype=np.int64)
             core.legal_mask(self.world(t), self._spec, self._actions, self._mask)
-            _move_counts(t.world, self._spec, self._actions, self._mask, t.counts)
+            core.move_counts(t.world, self._spec, self._actions, self._mask, t.counts)
         return int(t.counts[a])
 
     # --- moves ----------------------------------------------------------------------------------
@@ -250,14 +249,6 @@ class Rules:
         n = self.observe(self._codes, t, tuple(p for p in (src, dst) if p >= 0))
         n.world = after
         return n
-
-
-@njit(cache=True)
-def _move_counts(s, sp, actions, mask, out) -> None:
-    """``out[a]``: the cards legal action ``a`` moves, as the engine resolves it."""
-    for a in range(mask.shape[0]):
-        if mask[a]:
-            out[a] = core.resolve(s, sp, actions, a)[1]
 
 
 def _card(code: int) -> int:

@@ -170,6 +170,14 @@ def resolve(s, sp, actions, a: int):
 
 
 @_jit
+def move_counts(s, sp, actions, mask, out) -> None:
+    """``out[a]``: the cards legal action ``a`` (``mask[a]`` set) moves, as :func:`resolve` has it."""
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            out[a] = resolve(s, sp, actions, a)[1]
+
+
+@_jit
 def legal_mask_reference(s, sp, actions, mask) -> int:
     """:func:`legal_mask` the slow, obvious way: :func:`resolve` for every action (used in tests)."""
     count = 0
@@ -543,6 +551,7 @@ __all__ = [
     "legal_mask_reference",
     "lowest_empty_pile",
     "lowest_free_cell",
+    "move_counts",
     "move_limit",
     "NO_LIMIT",
     "observe",
