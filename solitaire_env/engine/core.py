@@ -15,9 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solitaire_env.engine.areas import cell_moves, foundation_moves
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.position import (
     BUILDS,
+    KING,
     NO_LIMIT,
     _13,
     builds_on,
@@ -25,6 +27,7 @@ from solitaire_env.engine.position import (
     fitting_count,
     foundation_cards,
     foundation_for,
+    foundation_top,
     free_cells,
     hidden_cards,
     is_red,
@@ -44,6 +47,8 @@ from solitaire_env.engine.variant import (
     CELL_TO_FOUNDATION,
     CELL_TO_TABLEAU,
     DRAW,
+    FOUNDATION_TO_EMPTY,
+    FOUNDATION_TO_TABLEAU,
     HIDDEN,
     MAX_RUN,
     NO_CELL,
@@ -78,7 +83,9 @@ from solitaire_env.engine.variant import (
     SP_BASE,
     SP_CAP,
     SP_CELLS,
+    SP_DRAW,
     SP_FOUND,
+    SP_KINGS_ONLY,
     SP_N_ACTIONS,
     SP_PILES,
     SP_REDEALS,
@@ -92,12 +99,20 @@ from solitaire_env.engine.variant import (
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_FOUNDATION,
     TABLEAU_TO_TABLEAU,
+    UNLIMITED,
     WASTE_TO_EMPTY,
     WASTE_TO_FOUNDATION,
     WASTE_TO_TABLEAU,
 )
 
 _jit = njit(cache=True, nogil=True)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _redeal_left(s, sp) -> bool:
+    """The waste may be turned over again: always where redeals are unlimited (their state slot then
+    records only whether it has been turned over once), else while the count left is above 0."""
+    return sp[SP_REDEALS] == UNLIMITED or s[sp[O_REDEALS]] > 0
 
 
 @_jit
@@ -109,11 +124,11 @@ def resolve(s, sp, actions, a: int):
     """
     kind, src, dst, cnt = actions[a, 0], actions[a, 1], actions[a, 2], actions[a, 3]
     wrap = sp[SP_WRAP] != 0
-    if kind == DRAW:
-        return -1, (1 if s[sp[O_NSTOCK]] > 0 else 0)
+    if kind == DRAW:  # draw 3 turns the last one or two cards when fewer are left
+        return -1, min(s[sp[O_NSTOCK]], sp[SP_DRAW])
     if kind == REDEAL:
         n = s[sp[O_NWASTE]]
-        ok = s[sp[O_NSTOCK]] == 0 and n > 0 and s[sp[O_REDEALS]] > 0
+        ok = s[sp[O_NSTOCK]] == 0 and n > 0 and _redeal_left(s, sp)
         return -1, (n if ok else 0)
     # The card or run that would move.
     if kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU or kind == WASTE_TO_EMPTY:
@@ -124,6 +139,9 @@ def resolve(s, sp, actions, a: int):
         n_moved = 1
     elif kind == CELL_TO_FOUNDATION or kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY:
         card = s[sp[O_CELLS] + src]  # NO_CELL (-1) when the cell is free
+        n_moved = 1
+    elif kind == FOUNDATION_TO_TABLEAU or kind == FOUNDATION_TO_EMPTY:
+        card = foundation_top(s, sp, src)
         n_moved = 1
     else:
         n = s[sp[O_LEN] + src]
@@ -159,11 +177,14 @@ def resolve(s, sp, actions, a: int):
             or kind == CELL_TO_FOUNDATION:
         f = foundation_for(s, sp, card)
         return (f, 1) if f >= 0 else (-1, 0)
-    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU or kind == CELL_TO_TABLEAU:
+    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU or kind == CELL_TO_TABLEAU \
+            or kind == FOUNDATION_TO_TABLEAU:
         onto = top_card(s, sp, dst)
         return (dst, 1) if onto >= 0 and builds_on(card, onto, wrap) else (-1, 0)
     # Into the lowest empty pile. While Rainbow's reserve lasts no pile is empty, by the refill rule.
     if sp[SP_TAB_TO_EMPTY] == 0 and kind == TABLEAU_TO_EMPTY:
+        return -1, 0
+    if sp[SP_KINGS_ONLY] != 0 and card % 13 != KING:
         return -1, 0
     e = lowest_empty_pile(s, sp)
     return (e, n_moved) if e >= 0 else (-1, 0)
@@ -248,49 +269,15 @@ def _pile_facts(s, sp, work) -> int:
     return empty
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _cell_moves(s, sp, mask, tops, empty: int, accepts: int) -> int:
-    """:func:`_legal_mask`'s part for free cells: their cards to a foundation, onto a pile, into the
-    lowest empty pile, and the tableau's face-up tops into the lowest free cell. ``tops``, ``empty``
-    and ``accepts`` as there; returns the legal moves it marked."""
-    piles, wrap, count, free = sp[SP_PILES], sp[SP_WRAP] != 0, 0, 0
-    first_f, first_t, first_e = sp[A_FIRST + CELL_TO_FOUNDATION], sp[A_FIRST + CELL_TO_TABLEAU], \
-        sp[A_FIRST + CELL_TO_EMPTY]
-    for c in range(sp[SP_CELLS]):
-        card = s[sp[O_CELLS] + c]
-        if card < 0:
-            free += 1
-            continue
-        if (accepts >> card) & 1:
-            mask[first_f + c] = 1
-            count += 1
-        for j in range(piles):
-            onto = tops[j]
-            if onto >= 0 and builds_on(card, onto, wrap):
-                mask[first_t + c * piles + j] = 1
-                count += 1
-        if empty >= 0:
-            mask[first_e + c] = 1
-            count += 1
-    if free > 0:
-        first = sp[A_FIRST + TABLEAU_TO_CELL]
-        for i in range(piles):
-            if tops[i] >= 0:
-                mask[first + i] = 1
-                count += 1
-    return count
-
-
 @_jit
 def _legal_mask(s, sp, mask, work) -> int:
     """:func:`legal_mask` with work space from :func:`_scratch` (one allocation a batch, not a position).
 
-    The free cells' helpers are inlined (``inline="always"``): as calls, never made in the seed games,
-    they still slowed the seed games' mask by a further 10-30% (measured; the cause lies in the compiler).
+    The moves of the areas only some games have come from :mod:`~solitaire_env.engine.areas`, compiled in.
     """
     n_actions, piles, cap = sp[SP_N_ACTIONS], sp[SP_PILES], sp[SP_CAP]
     o_tab, o_len = sp[O_TAB], sp[O_LEN]
-    wrap, whole = sp[SP_WRAP] != 0, sp[SP_WHOLE] != 0
+    wrap, whole, kings_only = sp[SP_WRAP] != 0, sp[SP_WHOLE] != 0, sp[SP_KINGS_ONLY]
     for a in range(n_actions):
         mask[a] = 0
     count = 0
@@ -305,7 +292,7 @@ def _legal_mask(s, sp, mask, work) -> int:
     if s[sp[O_NSTOCK]] > 0:
         mask[sp[A_FIRST + DRAW]] = 1
         count += 1
-    elif sp[A_FIRST + REDEAL] >= 0 and s[sp[O_NWASTE]] > 0 and s[sp[O_REDEALS]] > 0:
+    elif sp[A_FIRST + REDEAL] >= 0 and s[sp[O_NWASTE]] > 0 and _redeal_left(s, sp):
         mask[sp[A_FIRST + REDEAL]] = 1
         count += 1
 
@@ -329,7 +316,7 @@ def _legal_mask(s, sp, mask, work) -> int:
             if onto >= 0 and builds_on(card, onto, wrap):
                 mask[first_t + j] = 1
                 count += 1
-        if source == 0 and empty >= 0:
+        if source == 0 and empty >= 0 and (kings_only == 0 or card % 13 == KING):
             mask[sp[A_FIRST + WASTE_TO_EMPTY]] = 1
             count += 1
 
@@ -370,11 +357,19 @@ def _legal_mask(s, sp, mask, work) -> int:
         if first_te >= 0 and empty >= 0:
             # Not the whole pile: into an empty pile that only relabels piles.
             most = min(run, MAX_RUN, n - 1, limit_empty)
-            for k in range(1, most + 1):
-                mask[first_te + i * MAX_RUN + k - 1] = 1
-            count += most
+            if kings_only == 0:
+                for k in range(1, most + 1):
+                    mask[first_te + i * MAX_RUN + k - 1] = 1
+                count += most
+            else:  # only the part of the run headed by a King (a packed run holds at most one)
+                for k in range(1, most + 1):
+                    if s[pile + n - k] % 13 == KING:
+                        mask[first_te + i * MAX_RUN + k - 1] = 1
+                        count += 1
     if sp[SP_CELLS] > 0:
-        count += _cell_moves(s, sp, mask, tops, empty, accepts)
+        count += cell_moves(s, sp, mask, tops, empty, accepts)
+    if sp[A_FIRST + FOUNDATION_TO_TABLEAU] >= 0:
+        count += foundation_moves(s, sp, mask, tops, empty)
     return count
 
 
@@ -425,12 +420,13 @@ def apply_action(s, sp, actions, a: int) -> int:
         return 0
     kind, src = actions[a, 0], actions[a, 1]
     if kind == DRAW:
-        n = s[sp[O_NSTOCK]] - 1
-        w = s[sp[O_NWASTE]]
-        s[sp[O_WASTE] + w] = s[sp[O_STOCK] + n]
-        s[sp[O_STOCK] + n] = 0
-        s[sp[O_NSTOCK]] = n
-        s[sp[O_NWASTE]] = w + 1
+        for _ in range(count):  # the stock's top card first: with draw 3 the third card ends on top
+            n = s[sp[O_NSTOCK]] - 1
+            w = s[sp[O_NWASTE]]
+            s[sp[O_WASTE] + w] = s[sp[O_STOCK] + n]
+            s[sp[O_STOCK] + n] = 0
+            s[sp[O_NSTOCK]] = n
+            s[sp[O_NWASTE]] = w + 1
     elif kind == REDEAL:
         # Turning the waste over: its first card becomes the stock's top, dealt first again.
         n = s[sp[O_NWASTE]]
@@ -440,7 +436,10 @@ def apply_action(s, sp, actions, a: int) -> int:
             s[sp[O_WASTE] + k] = 0
         s[sp[O_NSTOCK]] = n
         s[sp[O_NWASTE]] = 0
-        s[sp[O_REDEALS]] -= 1
+        if sp[SP_REDEALS] == UNLIMITED:
+            s[sp[O_REDEALS]] = 1  # turned over at least once: the player has seen the stock's order
+        else:
+            s[sp[O_REDEALS]] -= 1
     elif kind == WASTE_TO_FOUNDATION or kind == WASTE_TO_TABLEAU or kind == WASTE_TO_EMPTY:
         w = s[sp[O_NWASTE]] - 1
         card = s[sp[O_WASTE] + w]
@@ -463,6 +462,12 @@ def apply_action(s, sp, actions, a: int) -> int:
             _to_foundation(s, sp, target, card)
         else:
             _push_pile(s, sp, target, card)
+    elif kind == FOUNDATION_TO_TABLEAU or kind == FOUNDATION_TO_EMPTY:
+        card = foundation_top(s, sp, src)
+        s[sp[O_FCNT] + src] -= 1
+        if s[sp[O_FCNT] + src] == 0:
+            s[sp[O_FSUIT] + src] = -1  # an empty slot holds no suit, as dealt: equal positions, equal arrays
+        _push_pile(s, sp, target, card)
     else:
         n = s[sp[O_LEN] + src]
         if kind == TABLEAU_TO_FOUNDATION:
@@ -518,12 +523,15 @@ def observe(s, sp, obs) -> None:
     ns = s[sp[O_NSTOCK]]
     if stock_cap > 0:  # a game without a stock has no stock_size field
         obs[sp[OB_NSTOCK]] = ns
-    if sp[SP_REDEALS] > 0:
-        # After a redeal the stock is the turned-over waste, which the player has seen card by card.
-        known = s[sp[O_REDEALS]] < sp[SP_REDEALS]
+    if sp[SP_REDEALS] != 0:
+        # After a redeal the stock is the turned-over waste, which the player has seen card by card (with
+        # draw 3 too: the three cards of a draw are laid out fanned). Unlimited redeals keep no count.
+        unlimited = sp[SP_REDEALS] == UNLIMITED
+        known = s[sp[O_REDEALS]] > 0 if unlimited else s[sp[O_REDEALS]] < sp[SP_REDEALS]
         _codes(obs[sp[OB_STOCK] : sp[OB_STOCK] + stock_cap], s[sp[O_STOCK] : sp[O_STOCK] + stock_cap],
                0 if known else ns, ns)
-        obs[sp[OB_REDEALS]] = s[sp[O_REDEALS]]
+        if not unlimited:
+            obs[sp[OB_REDEALS]] = s[sp[O_REDEALS]]
     if res_cap > 0:
         _codes(obs[sp[OB_RES] : sp[OB_RES] + res_cap], s[sp[O_RES] : sp[O_RES] + res_cap], s[sp[O_RESDOWN]],
                s[sp[O_NRES]])
@@ -544,6 +552,7 @@ __all__ = [
     "fitting_count",
     "foundation_cards",
     "foundation_for",
+    "foundation_top",
     "free_cells",
     "hidden_cards",
     "is_red",

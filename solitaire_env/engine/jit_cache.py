@@ -28,7 +28,8 @@ PACKAGE = Path(__file__).resolve().parent.parent  # solitaire_env/
 # The package's files that compiled code is built from: the compiled modules and every package module
 # they import, directly or not (a test checks the list against their imports). Editing any other
 # file costs no recompiling.
-RULES_SOURCES = ("engine/batched.py", "engine/cards.py", "engine/core.py", "engine/features.py", "engine/games/*.py",
+RULES_SOURCES = ("engine/areas.py", "engine/batched.py", "engine/cards.py", "engine/core.py", "engine/features.py",
+                 "engine/games/*.py",
                  "engine/hashing.py", "engine/history.py", "engine/keys.py", "engine/ms_deals.py",
                  "engine/pair_filter.py", "engine/pcg64.py", "engine/position.py", "engine/state.py",
                  "engine/table.py", "engine/variant.py", "solver/*.py")

@@ -19,6 +19,8 @@ from solitaire_env.engine.variant import (
     CELL_TO_FOUNDATION,
     CELL_TO_TABLEAU,
     DRAW,
+    FOUNDATION_TO_EMPTY,
+    FOUNDATION_TO_TABLEAU,
     REDEAL,
     RESERVE_TO_FOUNDATION,
     RESERVE_TO_TABLEAU,
@@ -50,8 +52,10 @@ _AREAS_OF = {
     CELL_TO_TABLEAU: ("cell", "tableau"),
     CELL_TO_EMPTY: ("cell", "tableau"),
     TABLEAU_TO_CELL: ("tableau", "cell"),
+    FOUNDATION_TO_TABLEAU: ("foundation", "tableau"),
+    FOUNDATION_TO_EMPTY: ("foundation", "tableau"),
 }
-_FIXED_TARGET = (WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, TABLEAU_TO_TABLEAU, CELL_TO_TABLEAU)  # the id names the pile
+_FIXED_TARGET = (WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, TABLEAU_TO_TABLEAU, CELL_TO_TABLEAU, FOUNDATION_TO_TABLEAU)  # the id names the pile
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ _jit = njit(cache=True, nogil=True)
 # Cards are 0..51, so these compute in unsigned integers: cheaper than Python's floor division and
 # modulo of signed ones, which the rank and colour tests of the mask spend much of their time on.
 _13 = np.uint32(13)
+KING = 12  # a card's rank (card % 13) for the King: the one card an empty pile takes where kings_to_empty
 
 
 @_jit
@@ -165,6 +166,15 @@ def foundation_for(s, sp, card: int) -> int:
         elif n < 13 and s[sp[O_FSUIT] + f] == card // 13 and card % 13 == (base + n) % 13:
             return f
     return -1
+
+
+@_jit
+def foundation_top(s, sp, f: int) -> int:
+    """The top card of foundation slot ``f``, or -1 for an empty slot."""
+    n = s[sp[O_FCNT] + f]
+    if n == 0:
+        return -1
+    return s[sp[O_FSUIT] + f] * 13 + (s[sp[O_BASE]] + n - 1) % 13
 
 
 @_jit

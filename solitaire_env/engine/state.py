@@ -43,7 +43,7 @@ from solitaire_env.engine.variant import (
 
 FORMAT = 1
 _KEYS = ("format", "variant", "tableau", "foundations", "stock", "waste", "reserve", "redeals_left", "base_rank",
-         "cells")
+         "cells", "stock_seen")
 _REQUIRED = ("format", "variant", "tableau", "foundations", "stock", "waste", "redeals_left")
 
 __all__ = ["FORMAT", "build", "check_seed", "deal", "deal_into", "from_json", "shuffled_deck", "to_json"]
@@ -110,7 +110,9 @@ def _shuffle(deck, raw) -> bool:
 def _deal_shape(v: Variant) -> np.ndarray:
     """What :func:`_lay_out` needs of a variant besides its spec: reserve, base_from_deal, redeals, then
     each pile's face-down count, then each pile's face-up count."""
-    return np.array([v.reserve, v.base_from_deal, v.redeals, *v.down_counts, *v.up_counts], dtype=np.int64)
+    # Unlimited redeals start at 0 too: the slot then records whether the waste was turned over yet.
+    redeals = 0 if v.redeals is None else v.redeals
+    return np.array([v.reserve, v.base_from_deal, redeals, *v.down_counts, *v.up_counts], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -247,9 +249,11 @@ def to_json(variant: Variant, s: np.ndarray) -> dict:
         "stock": pile(sp[O_STOCK], int(s[sp[O_NSTOCK]]), 0),
         "waste": pile(sp[O_WASTE], int(s[sp[O_NWASTE]]), 0),
         "reserve": pile(sp[O_RES], int(s[sp[O_NRES]]), int(s[sp[O_RESDOWN]])),
-        "redeals_left": int(s[sp[O_REDEALS]]),
+        "redeals_left": None if v.redeals is None else int(s[sp[O_REDEALS]]),
         "base_rank": RANKS[base] if v.base_from_deal else None,
     }
+    if v.redeals is None:  # unlimited redeals: whether the player has seen the stock's order
+        out["stock_seen"] = bool(s[sp[O_REDEALS]])
     if v.cells:  # only games with free cells have the key, so the others' states read as before
         out["cells"] = [None if c < 0 else card_to_str(int(c)) for c in s[sp[O_CELLS] : sp[O_CELLS] + v.cells]]
     return out
@@ -326,9 +330,7 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
         if state.get("base_rank") is not None:
             raise ValueError(f"{v.title} has no base rank, but base_rank is {state['base_rank']!r}")
         base = 0
-    redeals = state["redeals_left"]
-    if isinstance(redeals, bool) or not isinstance(redeals, int) or not 0 <= redeals <= v.redeals:
-        raise ValueError(f"redeals_left must be an integer from 0 to {v.redeals} in {v.title}, got {redeals!r}")
+    redeals = _parse_redeals(v, state)
 
     # Exactly the variant's cards.
     counts = Counter(stock + waste + reserve[0] + [c for cards, _ in tableau for c in cards])
@@ -382,6 +384,24 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
     if len(reserve[0]) > v.reserve:
         raise ValueError(f"reserve holds {len(reserve[0])} cards; {v.title} deals {v.reserve} there")
     return v, build(v, tableau, foundations, stock, waste, reserve, redeals, base, cells)
+
+
+def _parse_redeals(v: Variant, state: dict) -> int:
+    """The state array's redeals entry: the redeals left, or with unlimited redeals (``redeals_left`` null)
+    1 if the waste has been turned over (``stock_seen``), else 0."""
+    redeals, seen = state["redeals_left"], state.get("stock_seen")
+    if v.redeals is None:
+        if redeals is not None:
+            raise ValueError(f"{v.title} has unlimited redeals: redeals_left must be null, got {redeals!r}")
+        if not isinstance(seen, bool):
+            raise ValueError(f"stock_seen must be true or false in {v.title} (has the waste been turned over "
+                             f"into the stock yet?), got {seen!r}")
+        return int(seen)
+    if seen is not None:
+        raise ValueError(f"stock_seen is only for games with unlimited redeals; {v.title} counts them")
+    if isinstance(redeals, bool) or not isinstance(redeals, int) or not 0 <= redeals <= v.redeals:
+        raise ValueError(f"redeals_left must be an integer from 0 to {v.redeals} in {v.title}, got {redeals!r}")
+    return redeals
 
 
 def _parse_cells(v: Variant, state: dict) -> list[int]:

@@ -20,23 +20,26 @@ WASTE_TO_FOUNDATION, WASTE_TO_TABLEAU, WASTE_TO_EMPTY = 2, 3, 4
 RESERVE_TO_FOUNDATION, RESERVE_TO_TABLEAU = 5, 6
 TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY = 7, 8, 9
 CELL_TO_FOUNDATION, CELL_TO_TABLEAU, CELL_TO_EMPTY, TABLEAU_TO_CELL = 10, 11, 12, 13
-N_KINDS = 14
+FOUNDATION_TO_TABLEAU, FOUNDATION_TO_EMPTY = 14, 15
+N_KINDS = 16
 
 # Indices into the int64 "spec" array handed to the compiled core.
 (
     SP_PILES, SP_CAP, SP_FOUND, SP_WRAP, SP_WHOLE, SP_TAB_TO_EMPTY, SP_AUTOFILL, SP_REDEALS,
-    SP_STOCK_CAP, SP_RES_CAP, SP_BASE, SP_CELLS, SP_RUN_LIMIT, SP_NCARDS, SP_N_ACTIONS, SP_STATE_SIZE,
+    SP_STOCK_CAP, SP_RES_CAP, SP_BASE, SP_CELLS, SP_RUN_LIMIT, SP_DRAW, SP_KINGS_ONLY, SP_NCARDS, SP_N_ACTIONS,
+    SP_STATE_SIZE,
     O_TAB, O_LEN, O_DOWN, O_FSUIT, O_FCNT, O_STOCK, O_NSTOCK, O_WASTE, O_NWASTE,
     O_RES, O_NRES, O_RESDOWN, O_REDEALS, O_BASE, O_CELLS,
     OB_TAB, OB_WASTE, OB_FOUND, OB_NSTOCK, OB_STOCK, OB_REDEALS, OB_RES, OB_BASE, OB_CELLS, OB_SIZE,
     A_FIRST,  # spec[A_FIRST + kind]: the first action id of that kind, -1 if the variant has none
-) = range(42)
+) = range(44)
 SP_LEN = A_FIRST + N_KINDS
 
 HIDDEN = 53  # observation code of a card the player cannot see
 MAX_RUN = 13  # longest packed run without wrapping: King down to Ace
 NO_CELL = -1  # a free cell's entry in the state when it holds no card
 SHUFFLES = ("pcg64", "microsoft")
+UNLIMITED = -1  # spec[SP_REDEALS] of a game whose waste may be turned over any number of times
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,14 @@ class Variant:
     whole_pile_moves    between piles only whole piles move (else any packed run or its top part)
     tableau_to_empty    tableau cards may go into an empty pile
     auto_fill           an emptied pile is filled at once from the reserve
-    redeals             times the waste may be turned over into a new stock
+    redeals             times the waste may be turned over into a new stock; ``None``: any number
+                        of times (the state then records only whether it has been, which shows the
+                        stock's order to the player)
+    draw                cards one draw turns from the stock onto the waste (Klondike's draw 3; only
+                        the waste's top card is ever playable)
+    kings_to_empty      an empty pile takes only a King, or a run headed by one (Klondike)
+    foundation_to_tableau
+                        a foundation's top card may come back onto the tableau (Klondike)
     cells               free cells, each holding one card (FreeCell)
     run_limit           a run moves only as far as free cells and empty piles allow: at most
                         (free cells + 1) * 2 ** (empty piles other than the target) cards
@@ -83,7 +93,10 @@ class Variant:
     whole_pile_moves: bool = False
     tableau_to_empty: bool = True
     auto_fill: bool = False
-    redeals: int = 0
+    redeals: int | None = 0
+    draw: int = 1
+    kings_to_empty: bool = False
+    foundation_to_tableau: bool = False
     cells: int = 0
     run_limit: bool = False
     shuffle: str = "pcg64"
@@ -103,6 +116,10 @@ class Variant:
                 raise ValueError(f"{name} gives {len(counts)} counts for {self.piles} piles")
         if self.shuffle not in SHUFFLES:
             raise ValueError(f"shuffle must be one of {', '.join(SHUFFLES)}, got {self.shuffle!r}")
+        if self.redeals is not None and not 0 <= self.redeals <= 100:
+            raise ValueError(f"redeals must be None (unlimited) or 0-100, got {self.redeals!r}")
+        if self.draw < 1:
+            raise ValueError(f"draw must be at least 1, got {self.draw!r}")
         if self.shuffle == "microsoft" and (self.decks != 1 or self.deal_limit > 2**31):
             raise ValueError("the Microsoft shuffle deals one deck, deal numbers below 2**31")
         object.__setattr__(self, "actions", _action_table(self))
@@ -129,6 +146,11 @@ class Variant:
         return self.n_cards - dealt
 
     @property
+    def can_redeal(self) -> bool:
+        """The waste may be turned over into a new stock at least once."""
+        return self.redeals is None or self.redeals > 0
+
+    @property
     def n_actions(self) -> int:
         return len(self.actions)
 
@@ -149,8 +171,8 @@ def _action_table(v: Variant) -> np.ndarray:
     """Rows ``(kind, source index, target index, count)``; -1 where the move's position decides."""
     rows: list[tuple[int, int, int, int]] = []
     if v.stock_capacity:  # a game without a stock (FreeCell) has no stock or waste moves
-        rows.append((DRAW, -1, -1, 1))
-        if v.redeals:
+        rows.append((DRAW, -1, -1, 1 if v.draw == 1 else -1))
+        if v.can_redeal:
             rows.append((REDEAL, -1, -1, -1))
         rows.append((WASTE_TO_FOUNDATION, -1, -1, 1))
         rows += [(WASTE_TO_TABLEAU, -1, j, 1) for j in range(v.piles)]
@@ -168,6 +190,9 @@ def _action_table(v: Variant) -> np.ndarray:
         rows += [(TABLEAU_TO_EMPTY, i, -1, k) for i in range(v.piles) for k in range(1, MAX_RUN + 1)]
     if v.cells:
         rows += [(TABLEAU_TO_CELL, i, -1, 1) for i in range(v.piles)]  # into the lowest free cell
+    if v.foundation_to_tableau:  # a foundation's top card back onto a pile, or into the lowest empty pile
+        rows += [(FOUNDATION_TO_TABLEAU, f, j, 1) for f in range(v.foundations) for j in range(v.piles)]
+        rows += [(FOUNDATION_TO_EMPTY, f, -1, 1) for f in range(v.foundations)]
     return np.array(rows, dtype=np.int64)
 
 
@@ -175,7 +200,8 @@ def _spec_array(v: Variant) -> np.ndarray:
     sp = np.zeros(SP_LEN, dtype=np.int64)
     sp[SP_PILES], sp[SP_CAP], sp[SP_FOUND] = v.piles, v.pile_capacity, v.foundations
     sp[SP_WRAP], sp[SP_WHOLE], sp[SP_TAB_TO_EMPTY] = v.wrap, v.whole_pile_moves, v.tableau_to_empty
-    sp[SP_AUTOFILL], sp[SP_REDEALS] = v.auto_fill, v.redeals
+    sp[SP_AUTOFILL], sp[SP_REDEALS] = v.auto_fill, UNLIMITED if v.redeals is None else v.redeals
+    sp[SP_DRAW], sp[SP_KINGS_ONLY] = v.draw, v.kings_to_empty
     sp[SP_STOCK_CAP], sp[SP_RES_CAP], sp[SP_NCARDS] = v.stock_capacity, v.reserve, v.n_cards
     sp[SP_BASE] = v.base_from_deal  # the deal fixes the base rank, which the observation then shows
     sp[SP_CELLS], sp[SP_RUN_LIMIT] = v.cells, v.run_limit
@@ -205,10 +231,11 @@ def _spec_array(v: Variant) -> np.ndarray:
 
 
 def _obs_sizes(v: Variant) -> list[tuple[int, int]]:
-    known_stock = v.stock_capacity if v.redeals else 0
+    known_stock = v.stock_capacity if v.can_redeal else 0  # shown once the waste has been turned over
+    counted = v.redeals is not None and v.redeals > 0  # unlimited redeals have no count to show
     return [
         (OB_TAB, v.piles * v.pile_capacity), (OB_WASTE, v.stock_capacity), (OB_FOUND, v.foundations),
-        (OB_NSTOCK, 1 if v.stock_capacity else 0), (OB_STOCK, known_stock), (OB_REDEALS, 1 if v.redeals else 0),
+        (OB_NSTOCK, 1 if v.stock_capacity else 0), (OB_STOCK, known_stock), (OB_REDEALS, 1 if counted else 0),
         (OB_RES, v.reserve), (OB_BASE, 1 if v.base_from_deal else 0), (OB_CELLS, v.cells),
     ]
 
@@ -218,7 +245,7 @@ def observation_fields(v: Variant) -> dict[str, tuple[slice, int]]:
     names = {
         OB_TAB: ("tableau", HIDDEN + 1), OB_WASTE: ("waste", HIDDEN), OB_FOUND: ("foundations", HIDDEN),
         OB_NSTOCK: ("stock_size", v.stock_capacity + 1), OB_STOCK: ("stock", HIDDEN + 1),
-        OB_REDEALS: ("redeals_left", v.redeals + 1), OB_RES: ("reserve", HIDDEN + 1),
+        OB_REDEALS: ("redeals_left", (v.redeals or 0) + 1), OB_RES: ("reserve", HIDDEN + 1),
         OB_BASE: ("base_rank", 13), OB_CELLS: ("cells", HIDDEN),
     }
     fields = {}
