@@ -130,7 +130,7 @@ def test_variant_spellings():
     assert resolve_variant("number-ten").name == "number_ten"
     assert resolve_variant("Rainbow").name == "rainbow"
     with pytest.raises(ValueError):
-        resolve_variant("klondike")
+        resolve_variant("spider")
 
 
 def test_colour_only_when_asked():

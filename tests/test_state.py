@@ -200,7 +200,7 @@ def test_state_that_is_not_a_dict(state):
     assert_rejected(state, "JSON object")
 
 
-@pytest.mark.parametrize("name", ["klondike", "Rank and File", "", None, 3, ["rainbow"]])
+@pytest.mark.parametrize("name", ["spider", "Rank and File", "", None, 3, ["rainbow"]])
 def test_unknown_variant(name):
     state = deal()
     state["variant"] = name
