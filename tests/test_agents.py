@@ -298,7 +298,7 @@ def test_make_agent_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown agent 'greedy'"):
         make_agent("greedy", "Rainbow-v0")
     with pytest.raises(ValueError, match="unknown env id"):
-        make_agent("random", "Klondike-v0")
+        make_agent("random", "Spider-v0")
     with pytest.raises(FileNotFoundError, match="missing.zip"):
         make_agent(str(tmp_path / "missing.zip"), "Rainbow-v0")
     bad = tmp_path / "bad.zip"

@@ -113,7 +113,7 @@ def test_pretrained_dataset_is_recorded_in_codes_with_the_agents_game_options(ro
 @pytest.mark.parametrize(("argv", "message"), [
     (["rainbow", "--agent", "solver", "--episodes", "2"], "test deals 0-999 only"),
     (["rainbow", "--agent", "best", "--episodes", "2"], "unknown dataset agent 'best'"),
-    (["klondike", "--agent", "heuristic", "--episodes", "2"], "unknown game 'klondike'"),
+    (["spider", "--agent", "heuristic", "--episodes", "2"], "unknown game 'spider'"),
     (["rainbow", "--agent", "heuristic", "--episodes", "2", "--deals", "5:3"], "non-empty range"),
     (["rainbow", "--agent", "heuristic", "--episodes", "2", "--deals", "tests"], "deals must be"),
     (["rainbow", "--agent", "heuristic", "--episodes", "3", "--deals", "0:2"], "hold 2 deals, fewer than 3"),

@@ -12,9 +12,9 @@ from gymnasium.utils.env_checker import check_env
 import solitaire_env
 from solitaire_env import Game, Move
 
-ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0"]
+ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0", "Klondike-v0"]
 VARIANT_OF = {"RankAndFile-v0": "rank_and_file", "NumberTen-v0": "number_ten", "Rainbow-v0": "rainbow",
-              "FreeCell-v0": "freecell"}
+              "FreeCell-v0": "freecell", "Klondike-v0": "klondike"}
 HIDING = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]  # the games with cards a player cannot see
 
 
@@ -49,8 +49,10 @@ def test_registered_time_limit_leaves_room_for_a_win(env_id):
     env = gym.make(env_id)
     variant = env.unwrapped.variant
     assert env.spec.max_episode_steps == variant.max_episode_steps
-    # A win needs every card to a foundation plus a pass through the stock; allow generously for more.
-    assert variant.max_episode_steps >= 5 * (variant.n_cards + variant.stock_capacity * (1 + variant.redeals))
+    # A win needs every card to a foundation plus a pass through the stock; allow generously for more
+    # (unlimited redeals: three passes).
+    passes = 1 + (2 if variant.redeals is None else variant.redeals)
+    assert variant.max_episode_steps >= 5 * (variant.n_cards + variant.stock_capacity * passes)
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

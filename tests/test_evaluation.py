@@ -100,7 +100,7 @@ def test_agent_seeds_come_from_the_deal():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(env_id="Klondike-v0"), "unknown env id"),
+        (dict(env_id="Spider-v0"), "unknown env id"),
         (dict(episodes=0), "episodes must be positive"),
         (dict(seed=-1), "seed must be non-negative"),
         (dict(agents={}), "no agents"),
@@ -141,7 +141,7 @@ def test_cli_evaluate_end_to_end(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--env", "Klondike-v0", "--agent", "random", "--episodes", "3"], "unknown env id 'Klondike-v0'"),
+        (["--env", "Spider-v0", "--agent", "random", "--episodes", "3"], "unknown env id 'Spider-v0'"),
         (["--env", "Rainbow-v0", "--agent", "greedy", "--episodes", "3"], "unknown agent 'greedy'"),
         (["--env", "Rainbow-v0", "--agent", "runs/none/model.zip", "--episodes", "3"],
          "checkpoint not found: runs/none/model.zip"),

@@ -116,4 +116,4 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="beta must be in"):
         imitation.play("Rainbow-v0", DEALS, teacher="heuristic", beta=2.0)
     with pytest.raises(ValueError, match="unknown env id"):
-        imitation.play("Klondike-v0", DEALS, teacher="heuristic")
+        imitation.play("Spider-v0", DEALS, teacher="heuristic")

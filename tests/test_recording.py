@@ -126,7 +126,7 @@ def test_recorder_refuses_illegal_actions_and_use_before_start():
     with pytest.raises(ValueError):
         rec.add("3", 0.0)
     with pytest.raises(ValueError):
-        rec.start("Klondike-v0", env.unwrapped.get_state())
+        rec.start("Spider-v0", env.unwrapped.get_state())
     with pytest.raises(ValueError, match="Rank and File position"):
         rec.start("Rainbow-v0", env.unwrapped.get_state())
 
@@ -147,7 +147,7 @@ def _broken(change) -> dict:
         (lambda d: d.update(format="something-else"), "not a solitaire-env recording"),
         (lambda d: d.update(version=2), "version"),
         (lambda d: d.pop("actions"), "lacks actions"),
-        (lambda d: d.update(env_id="Klondike-v0"), "unknown env_id"),
+        (lambda d: d.update(env_id="Spider-v0"), "unknown env_id"),
         (lambda d: d.update(variant="rank_and_file"), "does not match env_id"),
         (lambda d: d.update(seed=-1), "seed"),
         (lambda d: d.update(seed="7"), "seed"),

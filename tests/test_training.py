@@ -46,7 +46,7 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"n_envs": True}, "'n_envs' must be int"),
     ({"total_timesteps": -5}, "must be positive"),
     ({"total_timesteps": 0}, "0 only with a pretrain section"),
-    ({"env_id": "Klondike-v0"}, "env_id 'Klondike-v0' is not one of"),
+    ({"env_id": "Spider-v0"}, "env_id 'Spider-v0' is not one of"),
     ({"policy": "CnnPolicy"}, "policy must be one of"),
     ({"env_kwargs": {"reveal_bonnus": 1.0}}, "unknown env_kwargs reveal_bonnus"),
     ({"policy_kwargs": {"net_arch": [64, -1]}}, "net_arch must be a list of positive"),

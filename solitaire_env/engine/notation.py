@@ -1,5 +1,6 @@
 """Moves in short notation (``t3 f``, ``w t0``, ``d``; in FreeCell ``t3 c`` into a free cell, ``c0 t2`` out of
-one) and in words, and the parser that reads notation back.
+one; in Klondike ``f1 t4`` from foundation slot 1 back onto a pile) and in words, and the parser that reads
+notation back.
 
 The notation is what ``solitaire-env play`` takes at its prompt and what recordings and the shipped
 winning lines are written in (docs/winnability.md); :func:`parse_move` turns it back into the legal
@@ -16,7 +17,7 @@ from solitaire_env.engine.moves import Move
 _DRAW_WORDS = {"d", "draw", "s", "stock"}
 _REDEAL_WORDS = {"rd", "redeal"}
 _MOVE_RE = re.compile(
-    r"(?P<src>w|r|[tc]\s*\d+)\s*(?:->|>|,|-)?\s*(?P<dst>f|e|c|t\s*\d+)(?:\s*[\s,x]\s*(?P<count>\d+))?"
+    r"(?P<src>w|r|[tcf]\s*\d+)\s*(?:->|>|,|-)?\s*(?P<dst>f|e|c|t\s*\d+)(?:\s*[\s,x]\s*(?P<count>\d+))?"
 )
 
 
@@ -26,8 +27,8 @@ def _is_empty_pile(game: Game, state: dict, pile: int | None) -> bool:
 
 
 def _source_token(move: Move) -> str:
-    if move.source == "cell":
-        return f"c{move.source_index}"
+    if move.source in ("cell", "foundation"):
+        return f"{move.source[0]}{move.source_index}"
     return {"waste": "w", "reserve": "r"}.get(move.source) or f"t{move.source_index}"
 
 
@@ -66,10 +67,14 @@ def describe(move: Move, game: Game, state: dict | None = None) -> str:
     """
     state = state if state is not None else game.get_state()
     if move.source == "stock":
-        size = len(state["stock"])
-        return f"draw from the stock (1 of its {size} cards)" if size > 1 else "draw the stock's last card"
+        size, n = len(state["stock"]), move.count or 1
+        if n == size:
+            return "draw the stock's last card" if n == 1 else f"draw the stock's last {n} cards"
+        return f"draw from the stock ({n} of its {size} cards)"
     if move.target == "stock":
         left = state.get("redeals_left", 0)
+        if left is None:  # unlimited redeals (Klondike)
+            return "redeal: turn the waste over into the stock"
         return "redeal: turn the waste over into the stock " + (f"(1 of the {left} redeals left)" if left > 1
                                                                   else "(the last redeal)")
     if move.source == "tableau":
@@ -77,6 +82,8 @@ def describe(move: Move, game: Game, state: dict | None = None) -> str:
         where = f"t{move.source_index}"
     elif move.source == "cell":
         cards, where = [state["cells"][move.source_index]], f"free cell c{move.source_index}"
+    elif move.source == "foundation":
+        cards, where = state["foundations"][move.source_index][-1:], f"foundation f{move.source_index}"
     else:
         cards = state[move.source][-1:]
         where = move.source
@@ -133,6 +140,15 @@ def parse_move(text: str, game: Game) -> Move:
         if not 0 <= k < v.cells:
             raise ValueError(f"there is no free cell c{k}: the cells are c0 to c{v.cells - 1}")
         source: tuple[str, int | None] = ("cell", k)
+    elif src.startswith("f"):
+        k = int(src[1:].strip())
+        if not v.foundation_to_tableau:
+            raise ValueError(f"in {v.title} cards never come back from the foundations")
+        if not 0 <= k < v.foundations:
+            raise ValueError(f"there is no foundation f{k}: the foundations are f0 to f{v.foundations - 1}")
+        if dst == "f":
+            raise ValueError("a foundation card goes back onto a pile (f0 t3) or into an empty pile (f0 e)")
+        source = ("foundation", k)
     elif src == "r":
         if not v.reserve:
             raise ValueError(f"{v.title} has no reserve")
@@ -167,11 +183,15 @@ def parse_move(text: str, game: Game) -> Move:
     into_empty = dst == "e" or (dst not in ("f", "c") and _is_empty_pile(game, state, pile(dst)))
     if into_empty and source[0] != "waste" and not v.tableau_to_empty:
         raise ValueError(f"in {v.title} only the waste's top card goes into an empty pile")
-    where = {"waste": "the waste", "reserve": "the reserve", "cell": f"free cell c{source[1]}"}.get(source[0]) \
-        or f"t{source[1]}"
+    if into_empty and v.kings_to_empty and any(not p for p in state["tableau"]):
+        raise ValueError(f"in {v.title} only a King, or a run headed by one, goes into an empty pile")
+    where = {"waste": "the waste", "reserve": "the reserve", "cell": f"free cell c{source[1]}",
+             "foundation": f"foundation f{source[1]}"}.get(source[0]) or f"t{source[1]}"
     if source[0] == "tableau" and not state["tableau"][source[1]]:
         raise ValueError(f"pile t{source[1]} is empty")
     if source[0] == "cell" and state["cells"][source[1]] is None:
+        raise ValueError(f"{where} is empty")
+    if source[0] == "foundation" and not state["foundations"][source[1]]:
         raise ValueError(f"{where} is empty")
     if source[0] in ("waste", "reserve") and not state[source[0]]:
         raise ValueError(f"{where} is empty")

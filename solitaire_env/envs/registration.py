@@ -6,13 +6,14 @@ from typing import Any
 
 import gymnasium as gym
 
-from solitaire_env.engine.games import FREECELL, NUMBER_TEN, RAINBOW, RANK_AND_FILE
+from solitaire_env.engine.games import FREECELL, KLONDIKE, NUMBER_TEN, RAINBOW, RANK_AND_FILE
 
 ENV_IDS = {
     "RankAndFile-v0": ("RankAndFile", RANK_AND_FILE),
     "NumberTen-v0": ("NumberTen", NUMBER_TEN),
     "Rainbow-v0": ("Rainbow", RAINBOW),
     "FreeCell-v0": ("FreeCell", FREECELL),
+    "Klondike-v0": ("Klondike", KLONDIKE),
 }
 
 
@@ -51,8 +52,12 @@ def make_freecell(**kwargs: Any) -> gym.Env:
     return _make("FreeCell", kwargs)
 
 
+def make_klondike(**kwargs: Any) -> gym.Env:
+    return _make("Klondike", kwargs)
+
+
 _ENTRY_POINTS = {"RankAndFile": "make_rank_and_file", "NumberTen": "make_number_ten", "Rainbow": "make_rainbow",
-                 "FreeCell": "make_freecell"}
+                 "FreeCell": "make_freecell", "Klondike": "make_klondike"}
 
 
 def register_envs() -> None:

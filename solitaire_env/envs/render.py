@@ -414,7 +414,8 @@ def render_rgb(state: dict, width: int | None = None) -> np.ndarray:
         if n_stock:
             paint.card(lay.stock_x, lay.top_y, None)
         else:  # empty: say so if the waste can still be turned over
-            redeal = state.get("redeals_left", 0) > 0 and bool(state["waste"])
+            left = state.get("redeals_left", 0)  # None: unlimited (Klondike)
+            redeal = (left is None or left > 0) and bool(state["waste"])
             paint.slot(lay.stock_x, lay.top_y, "redeal" if redeal else "", lay.label_px)
         paint.label(lay.stock_x + cw // 2, label_y, f"stock {n_stock}")
 

@@ -53,7 +53,15 @@ from gymnasium.vector.utils import batch_space
 from solitaire_env.engine import batched, features, history
 from solitaire_env.engine.batched import Batch
 from solitaire_env.engine.deals import DealSchedule, DealSet, deal_set
-from solitaire_env.engine.games import FREECELL, NUMBER_TEN, RAINBOW, RANK_AND_FILE, freecell_variant
+from solitaire_env.engine.games import (
+    FREECELL,
+    KLONDIKE,
+    NUMBER_TEN,
+    RAINBOW,
+    RANK_AND_FILE,
+    freecell_variant,
+    klondike_variant,
+)
 from solitaire_env.engine.history import History, Recording
 from solitaire_env.engine.state import check_seed, deal_into, from_json
 from solitaire_env.engine.variant import Variant
@@ -469,4 +477,15 @@ class FreeCellVectorEnv(SolitaireVectorEnv):
 
     def __init__(self, num_envs: int = 1, cells: int = 4, **kwargs: Any) -> None:
         self.variant = freecell_variant(cells)
+        super().__init__(num_envs, **kwargs)
+
+
+class KlondikeVectorEnv(SolitaireVectorEnv):
+    """``Klondike-v0``'s batched env; ``draw`` and ``redeals`` as in
+    :class:`~solitaire_env.envs.klondike.KlondikeEnv`."""
+
+    variant = KLONDIKE
+
+    def __init__(self, num_envs: int = 1, draw: int = 1, redeals: int | None = None, **kwargs: Any) -> None:
+        self.variant = klondike_variant(draw, redeals)
         super().__init__(num_envs, **kwargs)

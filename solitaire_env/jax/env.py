@@ -61,9 +61,10 @@ class Env:
     """One game's rules as pure JAX functions; :func:`make` builds one from an env id."""
 
     def __init__(self, variant: Variant, max_episode_steps: int | None = None, **reward: float) -> None:
-        if variant.cells or variant.run_limit or variant.shuffle != "pcg64":
-            raise ValueError(f"the JAX backend does not play {variant.title} yet (free cells, the run limit and "
-                             f"Microsoft's deals are numba-only); use the Gymnasium env")
+        if variant.cells or variant.run_limit or variant.shuffle != "pcg64" or variant.foundation_to_tableau \
+                or variant.kings_to_empty or variant.draw != 1 or variant.redeals is None:
+            raise ValueError(f"the JAX backend does not play {variant.title} yet (FreeCell's free cells, run limit "
+                             f"and Microsoft's deals, and Klondike's rules, are numba-only); use the Gymnasium env")
         unknown = sorted(set(reward) - set(REWARD_DEFAULTS))
         if unknown:
             raise ValueError(f"unknown argument(s) {unknown}; the JAX env takes max_episode_steps and "
