@@ -24,6 +24,8 @@ from solitaire_env.engine.variant import (
     CELL_TO_FOUNDATION,
     CELL_TO_TABLEAU,
     DRAW,
+    FOUNDATION_TO_EMPTY,
+    FOUNDATION_TO_TABLEAU,
     HIDDEN,
     REDEAL,
     RESERVE_TO_FOUNDATION,
@@ -64,9 +66,10 @@ UNKNOWN = -1  # a card a simulated move turns face up: not seen yet, so it build
 # the deck (0..51), so it builds with none, none builds on it, and it never goes to a foundation.
 PLACEHOLDER = 53
 _FROM_TABLEAU = (TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY)
-_INTO_EMPTY = (TABLEAU_TO_EMPTY, WASTE_TO_EMPTY, CELL_TO_EMPTY)
-_ONTO_PILE = (TABLEAU_TO_TABLEAU, WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, CELL_TO_TABLEAU)
+_INTO_EMPTY = (TABLEAU_TO_EMPTY, WASTE_TO_EMPTY, CELL_TO_EMPTY, FOUNDATION_TO_EMPTY)
+_ONTO_PILE = (TABLEAU_TO_TABLEAU, WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, CELL_TO_TABLEAU, FOUNDATION_TO_TABLEAU)
 _FROM_CELL = (CELL_TO_FOUNDATION, CELL_TO_TABLEAU, CELL_TO_EMPTY)
+_FROM_FOUNDATION = (FOUNDATION_TO_TABLEAU, FOUNDATION_TO_EMPTY)  # (Klondike)
 KING = 12
 _RED = [s in (1, 2) for s in range(4)]
 
@@ -77,7 +80,8 @@ class Table:
     ``up[p]``/``down[p]``: face-up cards and face-down count of tableau pile ``p``; ``waste``;
     ``fh[f]``/``fs[f]``: cards on foundation slot ``f`` and its suit (-1 while empty); ``stock_n``;
     ``stock``: the stock's cards where the player has seen them (Rainbow after a redeal), else
-    ``None``; ``redeals``: redeals left; ``res_up``/``res_down``: the reserve like a pile; ``base``:
+    ``None``; ``redeals``: redeals left (with unlimited redeals, 1 once the stock has been seen, as the
+    engine's state has it); ``res_up``/``res_down``: the reserve like a pile; ``base``:
     the base rank (0 = Ace outside Rainbow).
     """
 
@@ -163,7 +167,10 @@ class Rules:
             codes = obs[f["stock"]].tolist()[:stock_n]
             if HIDDEN not in codes:
                 stock = [_card(c) for c in codes]
-        redeals = int(obs[f["redeals_left"]][0]) if "redeals_left" in f else 0
+        if "redeals_left" in f:
+            redeals = int(obs[f["redeals_left"]][0])
+        else:  # unlimited redeals (Klondike) keep whether the stock has been seen; no redeal otherwise
+            redeals = int(self.variant.redeals is None and stock is not None)
         res_up: list[int] = []
         res_down = 0
         if "reserve" in f:
@@ -242,8 +249,8 @@ class Rules:
         core.observe(after, self._spec, self._codes)
         # Only the piles the move played from or onto change (a pile the reserve refills is its source).
         kind, src, dst, _ = self.rows[a]
-        if kind in _FROM_CELL:
-            src = -1  # (a free cell)
+        if kind in _FROM_CELL or kind in _FROM_FOUNDATION:
+            src = -1  # (a free cell or a foundation slot, not a pile)
         if kind in _INTO_EMPTY:
             dst = t.lowest_empty()
         n = self.observe(self._codes, t, tuple(p for p in (src, dst) if p >= 0))
@@ -301,10 +308,17 @@ class HeuristicAgent(Agent):
     pile (rule 6: it frees a cell, and can be undone), and a card into a free cell or from one into an
     empty pile as rearrangements (so rules 9 and 13 search through them for a foundation move).
 
+    **Klondike** (foundation cards may come back, the stock may be cycled without end): a foundation's
+    card coming back onto the tableau is a rearrangement (rules 9 and 13 try it, never as a step whose
+    only use is the same card going straight back up); a move up that leads back to a position seen
+    this episode is not played; a draw or redeal that does (a whole pass through the stock that changed
+    nothing) is played only after rules 9 and 13 find nothing, and the agent is then :attr:`stuck`.
+
     **No loops.** Every move of rules 1-5 and 7-12 changes the position for good (a card goes to a
     foundation or leaves the waste or the reserve, a face-down card turns up, the stock shrinks, a
-    redeal is used up), so it cannot lead back to a position seen before. The other moves (rules 6,
-    9, 13) are never played when they lead to a visible position already seen this episode. Only a
+    redeal is used up; in Klondike see above), so it cannot lead back to a position seen before. The
+    other moves (rules 6, 9, 13) are never played when they lead to a visible position already seen
+    this episode. Only a
     stuck agent whose every legal move leads back to a seen position plays one anyway (the lowest
     action id): the game is lost, and there is no move that ends it.
 
@@ -326,6 +340,8 @@ class HeuristicAgent(Agent):
         self.noise = noise
         self._rng = random.Random(seed)
         self._t_waste = T_WASTE_AFTER_RESERVE if self.rules.variant.reserve else T_WASTE
+        # Klondike: a card that goes up may come down again, and the stock can be cycled for ever.
+        self._returns, self._cycles = self.rules.variant.foundation_to_tableau, self.rules.variant.redeals is None
         self.search_depth, self.search_nodes = search_depth, search_nodes
         self._seen: set[tuple] = set()
         self._stuck = False
@@ -358,6 +374,18 @@ class HeuristicAgent(Agent):
                 if not self._stuck and self.fresh(t, a):  # rule 6
                     return a
                 continue
+            kind = self.rules.rows[a][0]
+            if self._returns and kind not in (DRAW, REDEAL) and not self.fresh(t, a):
+                continue  # a card going back up where it came down from: no progress
+            if self._cycles and kind in (DRAW, REDEAL) and not self.fresh(t, a):
+                # A whole pass through the stock changed nothing: no progress that way either.
+                step = None if self._stuck else self._enabling(t, self._neutral(t, rated))
+                if step is None and not self._stuck:
+                    step = self._search(t)
+                if step is not None:
+                    return step
+                self._stuck = True
+                break
             if tier < T_ENABLING and not self._stuck:  # first try rule 9
                 ahead = self._enabling(t, self._neutral(t, rated))
                 if ahead is not None:
@@ -424,7 +452,7 @@ class HeuristicAgent(Agent):
             return (T_SAFE_FOUNDATION, 2, False) if rules.is_safe(t, card) else (T_FOUNDATION, -(card % 13), False)
         if kind == CELL_TO_TABLEAU:  # frees a cell: as good as emptying a pile, and as reversible
             return T_EMPTY_A_PILE, 1, True
-        if kind == CELL_TO_EMPTY:
+        if kind == CELL_TO_EMPTY or kind in _FROM_FOUNDATION:  # (a foundation's card can go back up)
             return T_NEUTRAL, 0, True
         # Tableau sources.
         up, down = t.up[src], t.down[src]
@@ -466,10 +494,15 @@ class HeuristicAgent(Agent):
                 touching = (src, dst)
             elif kind == TABLEAU_TO_EMPTY:
                 touching = (src, t.lowest_empty())
+            elif kind in _FROM_FOUNDATION:
+                touching = (dst if kind == FOUNDATION_TO_TABLEAU else t.lowest_empty(),)
             else:
                 touching = None
             for b in rules.legal(nt, touching):
                 tier, _, reversible = self._rate(nt, b)
+                back_up = rules.rows[b][0] == TABLEAU_TO_FOUNDATION and rules.rows[b][1] in touching
+                if kind in _FROM_FOUNDATION and back_up:
+                    continue  # the card that just came down going straight back up enables nothing
                 if tier > best and not reversible and rules.rows[b][0] not in (DRAW, REDEAL):
                     best, best_a = tier, a
         return best_a

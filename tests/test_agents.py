@@ -15,7 +15,7 @@ from solitaire_env.agents import AGENT_NAMES, HeuristicAgent, RandomAgent, make_
 from solitaire_env.agents.heuristic import UNKNOWN, Rules
 from solitaire_env.tools.evaluation import evaluate
 
-ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
+ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "Klondike-v0"]
 
 
 def _play(env, agent, seed, max_steps=None):
@@ -80,7 +80,7 @@ def _seen_as(predicted: list[int], shown: list[int]) -> bool:
     return len(predicted) == len(shown) and all(p in (c, UNKNOWN) for p, c in zip(predicted, shown, strict=True))
 
 
-@pytest.mark.parametrize("game", ["rank_and_file", "number_ten", "rainbow"])
+@pytest.mark.parametrize("game", ["rank_and_file", "number_ten", "rainbow", "klondike", "klondike_draw3"])
 def test_rules_model_equals_the_engine_on_every_legal_move_of_random_positions(game):
     """The heuristic's look-ahead (:class:`Rules`, the engine playing on the visible table with
     placeholders for unseen cards: docs/design.md, "Rules kept twice, and checked"), on positions of
@@ -148,6 +148,7 @@ def test_rules_model_equals_the_engine_on_every_legal_move_of_random_positions(g
 def _touches(action, piles: list[int]) -> bool:
     """Whether an action moves cards from the top of one of ``piles`` or onto one of them."""
     from solitaire_env.engine.variant import (
+        FOUNDATION_TO_TABLEAU,
         RESERVE_TO_TABLEAU,
         TABLEAU_TO_EMPTY,
         TABLEAU_TO_FOUNDATION,
@@ -156,8 +157,9 @@ def _touches(action, piles: list[int]) -> bool:
     )
 
     kind, src, dst = int(action[0]), int(action[1]), int(action[2])
-    return ((kind in (TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY) and src in piles)
-            or (kind in (TABLEAU_TO_TABLEAU, WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU) and dst in piles))
+    onto = (TABLEAU_TO_TABLEAU, WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, FOUNDATION_TO_TABLEAU)
+    return (kind in (TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TABLEAU_TO_EMPTY) and src in piles) \
+        or (kind in onto and dst in piles)
 
 
 def _involves(action, piles: tuple[int, int]) -> bool:
@@ -177,7 +179,8 @@ def _involves(action, piles: tuple[int, int]) -> bool:
 def _shuffle_hidden(state: dict, rng: random.Random) -> dict:
     """The same position with the cards the player cannot see dealt differently."""
     state = {**state, "tableau": [list(p) for p in state["tableau"]], "reserve": list(state.get("reserve") or [])}
-    stock_hidden = state["variant"] != "rainbow" or state["redeals_left"] == 2  # Rainbow shows a redealt stock
+    v = solitaire_env.get_variant(state["variant"])  # the stock is shown once the waste has been turned over
+    stock_hidden = not state["stock_seen"] if v.redeals is None else state["redeals_left"] == v.redeals
     places = [(pile, k) for pile in state["tableau"] + [state["reserve"]] for k, c in enumerate(pile) if c[0] == "#"]
     cards = [pile[k][1:] for pile, k in places]
     stock = list(state["stock"]) if stock_hidden else []
@@ -322,8 +325,10 @@ def test_heuristic_wants_the_codes_observation():
 # (episodes, step limit) per game, at the default size and at the size run under -m slow. The z thresholds
 # scale with the square root of the episodes: z > 6 and z > 3 at 60 episodes ask as much as z > 10 and
 # z > 5 at 150 (measured at 60: Welch z 13-15, wins z 4.5-4.6 for the two-deck games).
-BEATS_RANDOM = {"RankAndFile-v0": (60, 300), "NumberTen-v0": (60, 300), "Rainbow-v0": (200, None)}
-BEATS_RANDOM_SLOW = {"RankAndFile-v0": (150, 300), "NumberTen-v0": (150, 300), "Rainbow-v0": (400, None)}
+BEATS_RANDOM = {"RankAndFile-v0": (60, 300), "NumberTen-v0": (60, 300), "Rainbow-v0": (200, None),
+                "Klondike-v0": (60, 300)}
+BEATS_RANDOM_SLOW = {"RankAndFile-v0": (150, 300), "NumberTen-v0": (150, 300), "Rainbow-v0": (400, None),
+                     "Klondike-v0": (150, 300)}
 
 
 def _welch_z(a: np.ndarray, b: np.ndarray) -> float:
