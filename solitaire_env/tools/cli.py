@@ -130,10 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(run=_plot, command_parser=pl)
 
     play = commands.add_parser("play", help="play a game in the terminal",
-                               description="Play Rank and File, Number Ten, Rainbow or FreeCell in the terminal. "
-                                           "Type 'help' at the prompt for the move notation.")
+                               description="Play Rank and File, Number Ten, Rainbow, FreeCell or Klondike in the "
+                                           "terminal. Type 'help' at the prompt for the move notation.")
     play.add_argument("game", nargs="?", metavar="GAME",
-                      help="rank_and_file, number_ten, rainbow, freecell or freecell_Ncells (or an env id)")
+                      help="rank_and_file, number_ten, rainbow, freecell, freecell_Ncells, klondike, "
+                           "klondike_draw3, klondike_redealsN or klondike_draw3_redealsN (or an env id)")
     play.add_argument("--seed", type=non_negative_int, metavar="S", help="deal number (default: a random deal)")
     play.add_argument("--state", metavar="FILE", help="start from a saved JSON position (docs/state_format.md)")
     play.set_defaults(run=_play, command_parser=play)
@@ -155,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play N episodes of GAME with AGENT and write them as a local Minari dataset: observations "
                     "(codes), actions, rewards, terminations, truncations and each step's action mask "
                     "(docs/datasets.md). Read it back with minari.load_dataset(ID).")
-    ds.add_argument("game", metavar="GAME", help="rank_and_file, number_ten, rainbow or freecell (or an env id)")
+    ds.add_argument("game", metavar="GAME",
+                    help="rank_and_file, number_ten, rainbow, freecell or klondike (or an env id)")
     ds.add_argument("--agent", required=True, metavar="AGENT",
                     help="random, heuristic, search, search:WxN, pretrained (the shipped policy), or solver: the "
                          "solver's shipped winning lines, perfect-information play on test deals 0-999 only")

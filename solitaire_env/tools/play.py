@@ -3,13 +3,15 @@
 Each turn shows the table (:func:`solitaire_env.envs.render.render_text`) and the legal moves, numbered
 from 1, each with its short notation. Type a move's number or its notation, or a command::
 
-    d             draw a card from the stock to the waste
-    rd            redeal: turn the waste over into a new stock (Rainbow)
+    d             draw from the stock to the waste (one card, or three in Klondike's draw 3)
+    rd            redeal: turn the waste over into a new stock (Rainbow, Klondike)
     t3 t7         tableau pile 3 onto pile 7 (the run that fits there)
     t3 f          top card of pile 3 to a foundation
     t3 e 2        the top 2 cards of pile 3 into an empty pile (the count only when more than one fits)
     w t2 / w f / w e    the waste's top card onto pile 2 / to a foundation / into an empty pile
     r t1 / r f    the reserve's top card (Rainbow) onto pile 1 / to a foundation
+    t3 c / c0 t2  into the lowest free cell / free cell 0's card onto pile 2 (FreeCell)
+    f1 t4 / f1 e  foundation 1's top card back onto pile 4 / into an empty pile (Klondike)
     undo, hint, save FILE, moves, show, help, quit
 
 Piles are numbered from **0**, as the table shows them (``t0`` ... ``t9``, ``t0`` ... ``t3`` in
@@ -39,14 +41,16 @@ from solitaire_env.envs.registration import ENV_IDS
 HELP = """\
 Moves (piles are numbered from 0, as on the table: t0, t1, ...):
   N             the move numbered N in the list of legal moves
-  d             draw a card from the stock to the waste
-  rd            redeal: turn the waste over into a new stock (Rainbow, when the stock is empty)
+  d             draw from the stock to the waste (three cards in Klondike's draw 3)
+  rd            redeal: turn the waste over into a new stock (Rainbow, Klondike; the stock is empty)
   t3 t7         pile 3 onto pile 7 (the run that fits there moves)
   t3 f          the top card of pile 3 to a foundation
   t3 e          the top card or run of pile 3 into an empty pile; if runs of different lengths
   t3 e 2          could go, give the number of cards: 't3 e 2' moves the top 2
   w t2  w f  w e   the waste's top card onto pile 2 / to a foundation / into an empty pile
   r t1  r f     the reserve's top card onto pile 1 / to a foundation (Rainbow)
+  t3 c  c0 t2   pile 3's top card into a free cell / free cell 0's card onto pile 2 (FreeCell)
+  f1 t4  f1 e   foundation 1's top card back onto pile 4 / into an empty pile (Klondike)
   A card goes to the lowest-numbered foundation that takes it and into the lowest-numbered empty
   pile, so an empty pile as a target (t5) means the same as 'e'.
 Commands:
