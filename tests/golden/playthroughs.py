@@ -50,6 +50,8 @@ CASES = (
     Case("rank_and_file_piles", "RankAndFile-v0", cap=12, kwargs={"obs_mode": "piles", "action_features": True}),
     Case("freecell", "FreeCell-v0", cap=100, deal=1),  # Microsoft deal 1
     Case("freecell_piles", "FreeCell-v0", cap=12, kwargs={"obs_mode": "piles", "action_features": True}, deal=1),
+    Case("klondike", "Klondike-v0", cap=120),
+    Case("klondike_draw3", "Klondike-v0", cap=120, kwargs={"draw": 3, "redeals": 2}, deal=1),
 )
 
 
