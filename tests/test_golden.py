@@ -41,7 +41,9 @@ def test_every_golden_file_is_a_case_and_small():
 
 def test_the_cases_cover_the_options_and_the_endings():
     texts = {c.name: golden.path_of(c).read_text() for c in golden.CASES}
-    assert {c.env_id for c in golden.CASES} == {"RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0"}
+    assert {c.env_id for c in golden.CASES} == {"RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0",
+                                                 "Klondike-v0"}
+    assert "redeal: waste -> stock" in texts["klondike_draw3"] and "foundation 0 -> tableau" in texts["klondike"]
     assert "action_features (216, 11)" in texts["freecell_piles"] and "\n  cells: " in texts["freecell"]
     assert "stuck=" in texts["rainbow_no_revisit"] and "action_features (243, 11)" in texts["rank_and_file_piles"]
     assert any("terminated=True" in t for t in texts.values()) and any("truncated=True" in t for t in texts.values())
