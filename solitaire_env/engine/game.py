@@ -1,4 +1,4 @@
-"""The engine's Python face: :class:`Game`, one position of one of the three games.
+"""The engine's Python face: :class:`Game`, one position of one of the games.
 
 >>> from solitaire_env import Game
 >>> game = Game("rank_and_file", seed=7)
@@ -22,7 +22,8 @@ from solitaire_env.engine.variant import Variant
 
 
 class Game:
-    """A position of Rank and File, Number Ten or Rainbow, and the moves from it.
+    """A position of one of the games (Rank and File, Number Ten, Rainbow, FreeCell, Klondike) and the
+    moves from it.
 
     ``Game(variant, seed)`` deals deal number ``seed``; ``Game.from_state(json)`` starts from a saved
     position. Moves can be given as :class:`~solitaire_env.engine.moves.Move` or as action ids.

@@ -1,6 +1,6 @@
 """What makes each game different, declared as data: :class:`Variant`.
 
-A variant states the deal shape and the handful of rule switches in which the three games differ.
+A variant states the deal shape and the handful of rule switches in which the games differ.
 From it this module derives everything the compiled core needs: the flat state layout (offsets into
 one small ``int8`` array per game), and the table of actions (one id per canonical move).
 

@@ -1,7 +1,8 @@
-"""What the three Gymnasium envs share: :class:`SolitaireEnv`.
+"""What the Gymnasium envs share: :class:`SolitaireEnv`.
 
-Each game's env (``rank_and_file.py``, ``number_ten.py``, ``rainbow.py``) is this class with a
-variant and a docstring of its own; the rules are in :mod:`solitaire_env.engine.core`.
+Each game's env (``rank_and_file.py``, ``number_ten.py``, ``rainbow.py``, ``freecell.py``, ``klondike.py``)
+is this class with a variant and a docstring of its own; the rules are in
+:mod:`solitaire_env.engine.core`.
 """
 
 from __future__ import annotations
