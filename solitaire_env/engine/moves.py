@@ -55,7 +55,7 @@ _AREAS_OF = {
     FOUNDATION_TO_TABLEAU: ("foundation", "tableau"),
     FOUNDATION_TO_EMPTY: ("foundation", "tableau"),
 }
-# The kinds whose action id names the target pile.
+# The kinds whose id names the target pile.
 _FIXED_TARGET = (WASTE_TO_TABLEAU, RESERVE_TO_TABLEAU, TABLEAU_TO_TABLEAU, CELL_TO_TABLEAU, FOUNDATION_TO_TABLEAU)
 
 
