@@ -1,5 +1,6 @@
 """``obs_mode="piles"`` and ``action_features``: every column against the position's JSON, the default
-observation, the legal moves, and what playing each move on a copy does."""
+observation, the legal moves, and what playing each move on a copy does. Klondike, which has no env
+here, through the engine's recorder and feature arrays as the single env uses them (:class:`EngineEnv`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 import solitaire_env  # noqa: F401  (registers the envs)
-from solitaire_env.engine import core
+from solitaire_env.engine import core, history
 from solitaire_env.engine.cards import RANKS, card_from_str
 from solitaire_env.engine.features import (
     ACTION_FEATURES,
@@ -16,30 +17,75 @@ from solitaire_env.engine.features import (
     PILE_FEATURES,
     SUMMARY_FEATURES,
     FeatureArrays,
+    action_highs,
     card_slots,
+    highs,
 )
 from solitaire_env.engine.game import Game
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.keys import position_key
 from solitaire_env.engine.moves import Move
 from solitaire_env.engine.variant import (
+    A_FIRST,
     CELL_TO_EMPTY,
     CELL_TO_FOUNDATION,
     CELL_TO_TABLEAU,
+    DRAW,
+    FOUNDATION_TO_EMPTY,
+    FOUNDATION_TO_TABLEAU,
     TABLEAU_TO_CELL,
     TABLEAU_TO_FOUNDATION,
     WASTE_TO_FOUNDATION,
 )
 
-ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"]
+KLONDIKE = ["klondike", "klondike_draw3"]  # no env here: see EngineEnv
+ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", *KLONDIKE]
 C = {name: k for k, name in enumerate(CARD_FEATURES)}
 A = {name: k for k, name in enumerate(ACTION_FEATURES)}
-AREA_CODE = {"stock": 1, "waste": 2, "reserve": 3, "tableau": 4, "cell": 5}
+AREA_CODE = {"stock": 1, "waste": 2, "reserve": 3, "tableau": 4, "cell": 5, "foundation": 6}
+
+
+class EngineEnv:
+    """What these tests read of an env, for a game that has none here (Klondike): a :class:`Game` with
+    the position history and the feature arrays, recorded and computed at each position as the single
+    env does (``obs`` holds the ``piles`` arrays and the action features)."""
+
+    def __init__(self, name: str, no_revisit: bool = False) -> None:
+        self.variant = get_variant(name)
+        self.unwrapped, self.no_revisit = self, no_revisit
+        self.history = history.History(self.variant, 1)
+        self.arrays = FeatureArrays(self.variant, 1, True, True)
+
+    def reset(self, seed: int):
+        self.game = Game(self.variant, seed=seed)
+        return self._observe(True, -1)
+
+    def step(self, action: int):
+        self.game.play(int(action))
+        obs, info = self._observe(False, int(action))
+        return obs, 0.0, not info["action_mask"].any(), False, info
+
+    def _observe(self, clear: bool, move: int):
+        v, game = self.variant, self.game
+        mask, seen = np.zeros(v.n_actions, dtype=np.int8), np.zeros(v.n_actions, dtype=np.int8)
+        n = core.legal_mask(game.state, v.spec, v.actions, mask)
+        self.history.record(0, game.state, game.observation(), mask, n, clear, self.no_revisit, seen)
+        arrays = self.arrays.compute(game.state[None], game.observation()[None], mask[None], seen[None])
+        return {key: array[0] for key, array in arrays.items()}, {"action_mask": mask, "move": move}
+
+    def get_state(self) -> dict:
+        return self.game.get_state()
+
+    def decode_action(self, action: int) -> Move:
+        return self.game.decode(action)
 
 
 def positions(env_id: str, episodes: int = 3, steps: int = 150, **kwargs):
     """(env, obs, info) along random play of a few deals, with the features on."""
-    env = gym.make(env_id, obs_mode="piles", action_features=True, max_episode_steps=10_000, **kwargs)
+    if env_id.startswith("klondike"):  # a variant's name: no env here
+        env = EngineEnv(env_id, **kwargs)
+    else:
+        env = gym.make(env_id, obs_mode="piles", action_features=True, max_episode_steps=10_000, **kwargs)
     rng = np.random.default_rng(2)
     for seed in range(episodes):
         obs, info = env.reset(seed=seed)
@@ -57,6 +103,11 @@ def card_code(text: str) -> int:
     return card_from_str(text.lstrip("#")) + 1
 
 
+def stock_seen(v, state: dict) -> bool:
+    """Whether the player has seen the stock's order: the waste has been turned over."""
+    return state["stock_seen"] if v.redeals is None else state["redeals_left"] < v.redeals
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_card_rows_follow_the_position(env_id):
     checked = 0
@@ -66,11 +117,11 @@ def test_card_rows_follow_the_position(env_id):
         cards = obs["cards"]
         rows = [("tableau", p, k, pile) for p, pile in enumerate(state["tableau"]) for k in range(v.pile_capacity)]
         rows += [("waste", None, k, state["waste"]) for k in range(v.stock_capacity)]
-        if v.redeals:
+        if v.can_redeal:
             rows += [("stock", None, k, state["stock"]) for k in range(v.stock_capacity)]
         rows += [("reserve", None, k, state["reserve"]) for k in range(v.reserve)]
         assert len(rows) == len(cards)
-        seen_stock = state["redeals_left"] < v.redeals
+        seen_stock = stock_seen(v, state)
         for row, (area, p, k, items) in zip(cards, rows, strict=True):
             assert row[C["area"]] == ["tableau", "waste", "stock", "reserve"].index(area)
             assert row[C["pile"]] == (p + 1 if p is not None else 0) and row[C["depth"]] == k
@@ -153,7 +204,8 @@ def test_piles_foundations_and_summary_follow_the_position(env_id):
         reserve = state["reserve"] or []
         assert summary == {
             "stock": len(state["stock"]), "waste": len(state["waste"]), "reserve": len(reserve),
-            "reserve_face_down": sum(c.startswith("#") for c in reserve), "redeals_left": state["redeals_left"],
+            "reserve_face_down": sum(c.startswith("#") for c in reserve),
+            "redeals_left": int(state["stock_seen"]) if v.redeals is None else state["redeals_left"],
             "base_rank": base + 1, "face_down": sum(c.startswith("#") for p in state["tableau"] for c in p),
             "foundation_cards": sum(map(len, state["foundations"])),
             "empty_piles": sum(not p for p in state["tableau"]),
@@ -166,8 +218,10 @@ def test_piles_foundations_and_summary_follow_the_position(env_id):
 def test_action_features_say_what_each_move_does(env_id, no_revisit):
     """Each move the rules allow, played on a copy: cards moved, a card turned up, a pile taken whole,
     the card that moves and the one it lands on, its areas and indices, and whether the position it
-    leads to was seen (keys of every position of the episode, kept here)."""
+    leads to was seen (keys of every position of the episode, kept here). Klondike's cards come back
+    from the foundations, and a draw 3 turns up to three."""
     checked = masked = cell_seen = 0
+    kinds: set[tuple[str, str]] = set()
     seen: set[int] = set()
     for env, obs, info in positions(env_id, no_revisit=no_revisit):
         u = env.unwrapped
@@ -192,9 +246,10 @@ def test_action_features_say_what_each_move_does(env_id, no_revisit):
             assert row["uncovers"] == (child.hidden_cards < game.hidden_cards)
             assert row["from"] == AREA_CODE[move.source]
             assert row["from_pile"] == (move.source_index + 1 if move.source == "tableau" else 0)
-            if move.source in ("tableau", "cell"):
-                source = (state["tableau"][move.source_index] if move.source == "tableau"
-                          else [state["cells"][move.source_index]])
+            kinds.add((move.source, move.target))
+            if move.source in ("tableau", "cell", "foundation"):
+                source = {"tableau": state["tableau"], "foundation": state["foundations"],
+                          "cell": [[c] for c in state.get("cells") or []]}[move.source][move.source_index]
             else:
                 source = {"stock": [], "waste": state["waste"], "reserve": state["reserve"] or []}[move.source]
             assert row["empties"] == (move.source == "tableau" and move.count == len(source))
@@ -218,6 +273,8 @@ def test_action_features_say_what_each_move_does(env_id, no_revisit):
         assert masked > 0
     if env_id == "FreeCell-v0":  # a card to a free cell and back, or from a cell to a pile and back
         assert cell_seen > 0
+    if env_id in KLONDIKE:
+        assert ("foundation", "tableau") in kinds and ("stock", "waste") in kinds and ("waste", "stock") in kinds
 
 
 def test_maskable_ppo_trains_on_the_piles_observation():
@@ -371,3 +428,61 @@ def test_the_batched_freecell_env_writes_the_action_features_of_every_move():
         np.testing.assert_array_equal(obs["action_features"], fresh)
         to_cell += int(obs["action_features"][:, v.actions[:, 0] == TABLEAU_TO_CELL, 0].sum())
     assert to_cell > 100
+
+
+# --- Klondike: cards back from the foundations, draw 3, unlimited redeals -------------------------------
+
+@pytest.mark.parametrize("name", ["klondike", "klondike_draw3", "klondike_redeals2", "klondike_draw3_redeals0"])
+def test_klondike_features_stay_within_their_highs(name):
+    v = get_variant(name)
+    top, top_actions = highs(v), action_highs(v)
+    for _, obs, _ in positions(name, steps=200):
+        for key, high in top.items():
+            assert obs[key].shape == high.shape and (obs[key] >= 0).all() and (obs[key] <= high).all(), key
+        assert (obs["action_features"] >= 0).all() and (obs["action_features"] <= top_actions).all()
+    # (the stock-seen flag where redeals are unlimited; at least 1, as every high)
+    assert top["summary"][SUMMARY_FEATURES.index("redeals_left")] == max(1 if v.redeals is None else v.redeals, 1)
+    assert top_actions[ACTION_FEATURES.index("from")] == AREA_CODE["foundation"]
+
+
+def test_klondike_action_features_of_a_card_coming_back():
+    """A foundation's top card onto a pile and a King into an empty pile, and the move back up: seen, and
+    masked with ``no_revisit``."""
+    foundations = [[RANKS[k] + suit for k in range(n)] for suit, n in (("c", 13), ("d", 13), ("h", 5), ("s", 5))]
+    tableau = [["#Kh", "6s"], ["#Ks", "6h"], ["7h"], [], ["#Qh", "8h"], ["#Qs", "8s"],
+               ["#Jh", "#Js", "#Th", "#Ts", "#9h", "#7s", "9s"]]
+    state = {"format": 1, "variant": "klondike", "tableau": tableau, "foundations": foundations, "stock": [],
+             "waste": [], "reserve": [], "redeals_left": None, "base_rank": None, "stock_seen": False}
+    for no_revisit in (False, True):
+        env = EngineEnv("klondike", no_revisit)
+        env.game = Game.from_state(state)
+        obs, _ = env._observe(True, -1)
+        game, v = env.game, env.variant
+        down, king = game.encode(Move("foundation", 2, "tableau", 0, 1)), game.encode(Move("foundation", 0, "tableau",
+                                                                                             3, 1))
+        assert v.actions[down, 0] == FOUNDATION_TO_TABLEAU and v.actions[king, 0] == FOUNDATION_TO_EMPTY
+        rows = obs["action_features"]
+        assert rows[down].tolist() == [1, card_code("5h"), card_code("6s"), 1, 6, 3, 0, 1, 0, 0, 0]
+        assert rows[king].tolist() == [1, card_code("Kc"), 0, 1, 6, 4, 0, 4, 0, 0, 0]
+        obs, _, _, _, info = env.step(down)
+        up = env.game.encode(Move("tableau", 0, "foundation", 2, 1))
+        assert obs["action_features"][up].tolist() == [int(not no_revisit), card_code("5h"), card_code("4h"), 1, 4, 5,
+                                                        1, 3, 0, 0, 1]
+        assert info["action_mask"][up] == (not no_revisit)
+        assert obs["foundations"][2].tolist() == [3, 4, 5]  # hearts, 4 cards, takes a 5 next
+
+
+def test_klondike_draw_three_counts_the_cards_it_turns():
+    env = EngineEnv("klondike_draw3")
+    obs, _ = env.reset(seed=4)
+    draw = int(env.variant.spec[A_FIRST + DRAW])
+    counts = []
+    while env.game.get_state()["stock"]:
+        counts.append(int(obs["action_features"][draw, ACTION_FEATURES.index("count")]))
+        obs, _, _, _, _ = env.step(draw)
+    assert counts == [3] * 8
+    assert obs["summary"][SUMMARY_FEATURES.index("redeals_left")] == 0
+    obs, _, _, _, _ = env.step(draw + 1)  # the redeal: the stock is seen from now on
+    assert obs["summary"][SUMMARY_FEATURES.index("redeals_left")] == 1
+    stock_rows = obs["cards"][obs["cards"][:, C["area"]] == 2]
+    assert (stock_rows[:24, C["state"]] == 1).all() and stock_rows[:24, C["rank"]].all()

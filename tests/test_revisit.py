@@ -1,10 +1,12 @@
 """Position history (``track_revisits``) and the no-revisit mask (``no_revisit``): the kept keys against a
-plain Python set of every position seen, relabelled piles, a hand-built 2-cycle, ``stuck``, hidden
-cards, the table's cap, and the solver's winning lines played with repeats cut out."""
+plain Python set of every position seen (Klondike, which has no env here, through the engine's
+recorder), relabelled piles, a hand-built 2-cycle, ``stuck``, hidden cards, the table's cap, and the
+solver's winning lines played with repeats cut out. ``test_revisit_klondike.py`` has Klondike's own cases."""
 
 from __future__ import annotations
 
 import copy
+from collections import Counter
 
 import gymnasium as gym
 import numpy as np
@@ -12,13 +14,21 @@ import pytest
 
 import solitaire_env  # noqa: F401  (registers the envs)
 from solitaire_env import Game
-from solitaire_env.engine import history, table
+from solitaire_env.engine import core, history, table
 from solitaire_env.engine.cards import RANKS, SUITS
-from solitaire_env.engine.games import RANK_AND_FILE
+from solitaire_env.engine.games import RANK_AND_FILE, klondike_variant
 from solitaire_env.engine.hashing import mix
-from solitaire_env.engine.keys import position_key, tableau_key
+from solitaire_env.engine.keys import position_key, table_key
 from solitaire_env.engine.keys import progress as progress_of
 from solitaire_env.engine.state import from_json
+from solitaire_env.engine.variant import (
+    DRAW,
+    FOUNDATION_TO_EMPTY,
+    FOUNDATION_TO_TABLEAU,
+    REDEAL,
+    TABLEAU_TO_FOUNDATION,
+    TABLEAU_TO_TABLEAU,
+)
 
 ENV_IDS = ["RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0"]
 WITH_HIDDEN_CARDS = ENV_IDS[:3]  # (FreeCell deals every card face up)
@@ -105,10 +115,12 @@ def hidden_swapped(state: dict, stock: bool = True) -> dict:
     return other
 
 
-@pytest.mark.parametrize("game", ["rank_and_file", "number_ten", "rainbow", "freecell"])
+@pytest.mark.parametrize("game", ["rank_and_file", "number_ten", "rainbow", "freecell", "klondike", "klondike_draw3",
+                                  "klondike_redeals2"])
 def test_child_keys_are_the_keys_of_the_moves_played(game):
     """The key of each legal move's result, as the mask computes it without playing most moves, against
-    the key of the position the move gives; 0 exactly where the progress changes."""
+    the key of the position the move gives; 0 exactly where the progress changes (in Klondike a card
+    to or from a foundation, and with unlimited redeals a draw or a redeal, may keep it)."""
     rng = np.random.default_rng(3)
     checked = 0
     for seed in range(3):
@@ -131,7 +143,7 @@ def test_child_keys_are_the_keys_of_the_moves_played(game):
                 changed = progress_of(child.state, v.spec) != progress
                 assert (out[a] == 0) == changed
                 if not changed:
-                    assert out[a] == tableau_key(child.observation(), v.spec)
+                    assert out[a] == table_key(child.state, child.observation(), v.spec)
                     checked += 1
             g.play(int(rng.choice(np.flatnonzero(mask))))
     assert checked > {"rainbow": 20, "freecell": 150}.get(game, 1000)  # (random FreeCell play soon jams)
@@ -203,6 +215,61 @@ def _played(game: Game, action: int) -> Game:
     child = game.copy()
     child.play(action)
     return child
+
+
+@pytest.mark.parametrize("draw, redeals", [(1, None), (3, None), (1, 2), (3, 0)])
+@pytest.mark.parametrize("no_revisit", [False, True])
+def test_klondike_revisits_and_mask_agree_with_every_position_seen(draw, redeals, no_revisit):
+    """As above for Klondike, through :meth:`History.record` as the single env calls it (there is no env
+    here): foundation cards come back, and with unlimited redeals the stock cycles, so cards to and
+    from the foundations, draws and redeals lead back too. The ``seen`` flags, the mask and the revisit
+    flag against a Python set of the keys of every position of the episode."""
+    v = klondike_variant(draw, redeals)
+    h = history.History(v, 1)
+    mask, seen = np.zeros(v.n_actions, dtype=np.int8), np.zeros(v.n_actions, dtype=np.int8)
+    rng = np.random.default_rng(draw + 7 * (redeals or 0))
+    back: Counter = Counter()
+    revisits = 0
+    for seed in range(3):
+        game, keys_seen = Game(v, seed=seed), set()
+        for step in range(250):
+            key = key_of(game)
+            n_rules = core.legal_mask(game.state, v.spec, v.actions, mask)
+            rules = mask.copy()
+            revisit, left = h.record(0, game.state, game.observation(), mask, n_rules, step == 0, no_revisit, seen)
+            assert revisit == (key in keys_seen)
+            revisits += revisit
+            keys_seen.add(key)
+            legal = np.flatnonzero(rules).tolist()
+            leads_back = {a for a in legal if key_of(_played(game, a)) in keys_seen}
+            assert set(np.flatnonzero(seen).tolist()) == leads_back
+            expected = [a for a in legal if not (no_revisit and a in leads_back)]
+            assert np.flatnonzero(mask).tolist() == expected and left == len(expected)
+            back.update(int(v.actions[a, 0]) for a in leads_back)
+            if not expected:
+                break
+            # Now and then only the stock's moves for a while (round the stock and round again), else a card
+            # to a foundation when one goes (so that cards come back down), else mostly fresh moves, and
+            # without the option a move back half the time.
+            ups = [a for a in expected if v.actions[a, 0] == TABLEAU_TO_FOUNDATION]
+            stock = [a for a in expected if v.actions[a, 0] in (DRAW, REDEAL)]
+            if stock and step % 120 >= 60:
+                action = stock[0]
+            elif ups and rng.random() < 0.3:
+                action = ups[0]
+            elif not no_revisit and leads_back and rng.random() < 0.5:
+                action = int(rng.choice(sorted(leads_back)))
+            else:
+                action = int(rng.choice(expected))
+            game.play(action)
+    assert back[TABLEAU_TO_TABLEAU] > 0
+    if (draw, redeals) != (3, 0):  # (random draw-3 games with one pass seldom reach the foundations)
+        assert back[TABLEAU_TO_FOUNDATION] > 0 and back[FOUNDATION_TO_TABLEAU] + back[FOUNDATION_TO_EMPTY] > 0
+    if redeals is None:  # the stock cycles: a draw or a redeal back to a position seen
+        assert back[DRAW] > 0 and back[REDEAL] > 0
+    else:
+        assert back[DRAW] == back[REDEAL] == 0
+    assert no_revisit or revisits > 0
 
 
 # --- hand-built positions ---------------------------------------------------------------------------

@@ -57,7 +57,7 @@ class Batch(NamedTuple):
     states: np.ndarray  # (N, state_size) int8: the positions
     masks: np.ndarray  # (N, n_actions) int8: 1 for each legal move after the step
     codes: np.ndarray  # (N, obs_size) int16: the observations after the step
-    gained: np.ndarray  # (N,) int64: cards the step put on the foundations
+    gained: np.ndarray  # (N,) int64: cards the step put on the foundations (-1: one came back, Klondike)
     revealed: np.ndarray  # (N,) int64: face-down cards the step turned up
     n_legal: np.ndarray  # (N,) int64: legal moves after the step
     found: np.ndarray  # (N,) int64: cards on the foundations after the step
@@ -72,7 +72,8 @@ def new_batch(states: np.ndarray, masks: np.ndarray, codes: np.ndarray) -> Batch
 @_jit
 def step_one(s, sp, actions, a, mask, obs, work):
     """One env step (no move when ``a < 0``), ``work``: :func:`core._scratch` for :func:`core._legal_mask`.
-    Returns (foundation cards gained, cards revealed, legal moves after, foundation cards after)."""
+    Returns (foundation cards gained, cards revealed, legal moves after, foundation cards after); the
+    cards gained are -1 where a foundation's card came back to the tableau (Klondike)."""
     found0 = core.foundation_cards(s, sp)
     hidden0 = core.hidden_cards(s, sp)
     if a >= 0:

@@ -7,8 +7,9 @@ player at the table does not know. Every array has a fixed shape and small non-n
 entries (``int8``, the summary ``int16``); 0 always means "none" or "unknown".
 
 **cards**, ``(slots, 10)``: one row per place a card can lie in view, in the observation's order:
-every tableau slot (pile ``p``, depth ``k`` at row ``p * capacity + k``), then the waste, then (Rainbow)
-the stock and the reserve, each bottom first, then (FreeCell) one slot per free cell, in cell order.
+every tableau slot (pile ``p``, depth ``k`` at row ``p * capacity + k``), then the waste, then (games
+with redeals: Rainbow, Klondike) the stock, then (Rainbow) the reserve, each bottom first, then
+(FreeCell) one slot per free cell, in cell order.
 
 ==  ==============  ===========================================================================
  0  state           0 empty slot, 1 face up, 2 face down, 3 in the stock and not seen yet
@@ -31,23 +32,30 @@ the stock and the reserve, each bottom first, then (FreeCell) one slot per free 
 rank (1-13) and suit (1-4), 0 for an empty pile. **foundations**, ``(slots, 3)``: suit (1-4, 0 empty),
 cards on it (0-13), and the rank it takes next (1-13, 0 when full; for an empty slot the base rank).
 **summary**, ``(9,)``: stock size, waste size, reserve size, reserve face-down cards, redeals left,
-base rank (1-13), face-down cards on the tableau, cards on the foundations, empty piles.
+base rank (1-13), face-down cards on the tableau, cards on the foundations, empty piles. Where the
+waste may be turned over without limit (Klondike's default) *redeals left* is the stock-seen flag
+instead: 0 until the waste is first turned over, 1 after (from then on the stock's cards are shown),
+as the state's redeals entry holds it.
 
 **Action features**, ``(n_actions, 11)``, all 0 for a move the rules do not allow:
 
 ==  ==========  ==================================================================================
  0  allowed     1 if the env's action mask allows it (0 for a legal move ``no_revisit`` masks)
- 1  card        code (1-52, as the observation) of the card that moves, the bottom one of a run;
-                0 for a draw or a redeal
+ 1  card        code (1-52, as the observation) of the card that moves, the bottom one of a run
+                (a foundation's top card for a card coming back); 0 for a draw or a redeal
  2  onto        code of the card it goes onto: a pile's top or a foundation's top; 0 for an empty
                 pile, an empty foundation, a free cell, a draw or a redeal
- 3  count       cards moved (a redeal: the waste's size)
- 4  from        1 stock, 2 waste, 3 reserve, 4 tableau, 5 free cell
+ 3  count       cards moved (a draw: the cards it turns, fewer than three at the end of a draw-3
+                stock; a redeal: the waste's size)
+ 4  from        1 stock, 2 waste, 3 reserve, 4 tableau, 5 free cell, 6 foundation (a card back)
  5  to          1 stock (redeal), 2 waste (draw), 3 tableau pile, 4 empty pile, 5 foundation, 6 free cell
- 6  from_pile   the source pile + 1 for a move from the tableau, else 0 (a free cell's card names it)
+ 6  from_pile   the source pile + 1 for a move from the tableau, else 0 (the card names a free cell's
+                or a foundation's)
  7  to_index    the target pile, foundation slot or free cell + 1, else 0
- 8  uncovers    1 if a face-down card turns up (under the moved cards, or the reserve's next card)
- 9  empties     1 if it takes every card of its pile (Rainbow then refills it from the reserve)
+ 8  uncovers    1 if a face-down card turns up (under the moved cards, or the reserve's next card);
+                never for a card from a foundation
+ 9  empties     1 if it takes every card of its tableau pile (Rainbow then refills it from the
+                reserve); 0 for a card from a foundation, even the last of its slot
 10  seen        1 if it leads to a position seen this episode (see :mod:`solitaire_env.engine.history`)
 ==  ==========  ==================================================================================
 """
@@ -68,6 +76,8 @@ from solitaire_env.engine.variant import (
     CELL_TO_FOUNDATION,
     CELL_TO_TABLEAU,
     DRAW,
+    FOUNDATION_TO_EMPTY,
+    FOUNDATION_TO_TABLEAU,
     HIDDEN,
     O_BASE,
     O_CELLS,
@@ -93,6 +103,7 @@ from solitaire_env.engine.variant import (
     SP_AUTOFILL,
     SP_CAP,
     SP_CELLS,
+    SP_DRAW,
     SP_FOUND,
     SP_N_ACTIONS,
     SP_PILES,
@@ -106,6 +117,7 @@ from solitaire_env.engine.variant import (
     TABLEAU_TO_EMPTY,
     TABLEAU_TO_FOUNDATION,
     TABLEAU_TO_TABLEAU,
+    UNLIMITED,
     WASTE_TO_EMPTY,
     WASTE_TO_FOUNDATION,
     WASTE_TO_TABLEAU,
@@ -124,13 +136,13 @@ ACTION_FEATURES = ("allowed", "card", "onto", "count", "from", "to", "from_pile"
 F_STATE, F_RANK, F_SUIT, F_COLOUR, F_AREA, F_PILE, F_DEPTH, F_HEIGHT, F_MOVABLE, F_UP = range(len(CARD_FEATURES))
 UP, DOWN, UNSEEN = 1, 2, 3  # card states
 AREA_TABLEAU, AREA_WASTE, AREA_STOCK, AREA_RESERVE, AREA_CELL = range(5)
-FROM_STOCK, FROM_WASTE, FROM_RESERVE, FROM_TABLEAU, FROM_CELL = 1, 2, 3, 4, 5
+FROM_STOCK, FROM_WASTE, FROM_RESERVE, FROM_TABLEAU, FROM_CELL, FROM_FOUNDATION = 1, 2, 3, 4, 5, 6
 TO_STOCK, TO_WASTE, TO_PILE, TO_EMPTY, TO_FOUNDATION, TO_CELL = 1, 2, 3, 4, 5, 6
 
 
 def card_slots(v: Variant) -> int:
     """Rows of the ``cards`` array: tableau slots, waste, (with redeals) stock, reserve, free cells."""
-    return v.piles * v.pile_capacity + v.stock_capacity * (2 if v.redeals else 1) + v.reserve + v.cells
+    return v.piles * v.pile_capacity + v.stock_capacity * (2 if v.can_redeal else 1) + v.reserve + v.cells
 
 
 def highs(v: Variant) -> dict[str, np.ndarray]:
@@ -140,7 +152,8 @@ def highs(v: Variant) -> dict[str, np.ndarray]:
     area = AREA_CELL if v.cells else AREA_RESERVE
     card = np.array([3, 13, 4, 2, area, v.piles, longest - 1, longest - 1, 1, 1], dtype=np.int64)
     pile = np.array([v.pile_capacity, v.pile_capacity, v.pile_capacity, 13, 4], dtype=np.int64)
-    summary = np.array([v.stock_capacity, v.stock_capacity, v.reserve, v.reserve, v.redeals, 13,
+    redeals = 1 if v.redeals is None else v.redeals  # unlimited: the stock-seen flag
+    summary = np.array([v.stock_capacity, v.stock_capacity, v.reserve, v.reserve, redeals, 13,
                         v.piles * v.pile_capacity, v.n_cards, v.piles], dtype=np.int64)
     return {"cards": np.broadcast_to(np.maximum(card, 1), (card_slots(v), len(card))).copy(),
             "piles": np.broadcast_to(pile, (v.piles, len(pile))).copy(),
@@ -155,7 +168,7 @@ def template(v: Variant) -> np.ndarray:
     for p in range(v.piles):
         rows += [(AREA_TABLEAU, p + 1, k) for k in range(v.pile_capacity)]
     rows += [(AREA_WASTE, 0, k) for k in range(v.stock_capacity)]
-    if v.redeals:
+    if v.can_redeal:
         rows += [(AREA_STOCK, 0, k) for k in range(v.stock_capacity)]
     rows += [(AREA_RESERVE, 0, k) for k in range(v.reserve)]
     rows += [(AREA_CELL, 0, c) for c in range(v.cells)]
@@ -226,7 +239,7 @@ def observe_piles(s, sp, codes, empty, cards, piles, found, summary) -> None:
         cards[first + nw - 1, F_MOVABLE] = 1
         cards[first + nw - 1, F_UP] = (accepts >> core.waste_top(s, sp)) & 1
     first += stock_cap
-    if sp[SP_REDEALS] > 0:
+    if sp[SP_REDEALS] != 0:  # (limited or unlimited: UNLIMITED is -1)
         _fill(cards, first, codes, sp[OB_STOCK], s[sp[O_NSTOCK]], True)
         first += stock_cap
     nr = s[sp[O_NRES]]
@@ -258,8 +271,8 @@ def _legal_move(s, sp, actions, a, facts, empty):
     """:func:`core.resolve` for a move known to be legal: ``(target index, count)``, from the pile facts
     (:func:`core._pile_facts`) and the lowest empty pile instead of walking the runs again."""
     kind, src, dst = actions[a, 0], actions[a, 1], actions[a, 2]
-    if kind == DRAW:
-        return -1, 1
+    if kind == DRAW:  # draw 3 turns fewer cards when fewer are left
+        return -1, min(np.int64(s[sp[O_NSTOCK]]), sp[SP_DRAW])
     if kind == REDEAL:
         return -1, np.int64(s[sp[O_NWASTE]])
     if kind == TABLEAU_TO_TABLEAU:
@@ -271,9 +284,10 @@ def _legal_move(s, sp, actions, a, facts, empty):
         return empty, actions[a, 3]
     if kind == WASTE_TO_EMPTY:
         return empty, 1
-    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU or kind == CELL_TO_TABLEAU:
+    if kind == WASTE_TO_TABLEAU or kind == RESERVE_TO_TABLEAU or kind == CELL_TO_TABLEAU \
+            or kind == FOUNDATION_TO_TABLEAU:
         return dst, 1
-    if kind == CELL_TO_EMPTY:
+    if kind == CELL_TO_EMPTY or kind == FOUNDATION_TO_EMPTY:
         return empty, 1
     if kind == TABLEAU_TO_CELL:
         return core.lowest_free_cell(s, sp), 1
@@ -305,14 +319,23 @@ def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidate
         flat[k] = 0
     # The moves to describe, listed without a branch per action (as history.record does).
     found = 0
-    if listed >= 0:  # the other kinds: no_revisit never masks them, and no seen flag is set for them
+    if listed >= 0:  # the other kinds, listed here
         found = listed
         # The history lists the moves between a cell and the tableau too: those onto the tableau come
-        # before the moves to a foundation from the tableau, those into a cell last.
+        # before the moves to a foundation from the tableau, those into a cell last; and a foundation's
+        # card back to the tableau, at the table's end.
         first_tt, from_cell = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[A_FIRST + CELL_TO_TABLEAU]
-        for a in range(from_cell if from_cell >= 0 else first_tt):
-            candidates[found] = a
-            found += mask[a] != 0
+        end = from_cell if from_cell >= 0 else first_tt
+        if have_seen and (sp[A_FIRST + FOUNDATION_TO_TABLEAU] >= 0 or sp[SP_REDEALS] == UNLIMITED):
+            # Here no_revisit may mask a card to a foundation, a draw or a redeal (Klondike): a legal
+            # move it masked keeps its row through its seen flag.
+            for a in range(end):
+                candidates[found] = a
+                found += (mask[a] | seen[a]) != 0
+        else:  # no_revisit never masks these, and no seen flag is set for them
+            for a in range(end):
+                candidates[found] = a
+                found += mask[a] != 0
         if from_cell >= 0:
             for a in range(sp[A_FIRST + TABLEAU_TO_FOUNDATION], first_tt):
                 candidates[found] = a
@@ -362,6 +385,8 @@ def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidate
             out[a, 8] = nr >= 2 and s[sp[O_RESDOWN]] >= nr - 1
         elif kind == CELL_TO_FOUNDATION or kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY:
             out[a, 4], out[a, 1] = FROM_CELL, codes[sp[OB_CELLS] + src]
+        elif kind == FOUNDATION_TO_TABLEAU or kind == FOUNDATION_TO_EMPTY:
+            out[a, 4], out[a, 1] = FROM_FOUNDATION, codes[sp[OB_FOUND] + src]  # (the slot's top card)
         else:
             n, d = s[o_len + src], s[o_down + src]
             out[a, 4], out[a, 6], out[a, 1] = FROM_TABLEAU, src + 1, codes[tab + src * cap + n - count]
@@ -374,7 +399,8 @@ def _action_rows(s, sp, actions, codes, mask, seen, out, facts, empty, candidate
         if kind == WASTE_TO_FOUNDATION or kind == RESERVE_TO_FOUNDATION or kind == TABLEAU_TO_FOUNDATION \
                 or kind == CELL_TO_FOUNDATION:
             out[a, 5], out[a, 2] = TO_FOUNDATION, codes[sp[OB_FOUND] + target]
-        elif kind == WASTE_TO_EMPTY or kind == TABLEAU_TO_EMPTY or kind == CELL_TO_EMPTY:
+        elif kind == WASTE_TO_EMPTY or kind == TABLEAU_TO_EMPTY or kind == CELL_TO_EMPTY \
+                or kind == FOUNDATION_TO_EMPTY:
             out[a, 5] = TO_EMPTY
         elif kind == TABLEAU_TO_CELL:
             out[a, 5] = TO_CELL  # onto nothing: a free cell
@@ -442,7 +468,8 @@ def features_batch(states, sp, actions, codes, masks, seen, empty, cards, piles,
 def action_highs(v: Variant) -> np.ndarray:
     """The largest value of each action feature column."""
     cells = v.cells > 0
-    return np.array([1, 52, 52, max(v.stock_capacity, 13), FROM_CELL if cells else FROM_TABLEAU,
+    source = FROM_FOUNDATION if v.foundation_to_tableau else FROM_CELL if cells else FROM_TABLEAU
+    return np.array([1, 52, 52, max(v.stock_capacity, 13), source,
                      TO_CELL if cells else TO_FOUNDATION, v.piles, max(v.piles, v.foundations, v.cells), 1, 1, 1],
                     dtype=np.int64)
 

@@ -4,26 +4,45 @@
 exactly what a player at the table sees and never a hidden card. Two positions get the same key when
 they differ only by which of the piles *without* face-down cards holds which cards, by which
 foundation slot holds which suit's cards, or by which free cell holds which card: none changes what
-any move can do. A pile with face-down
-cards keeps its number, because what lies under it differs from pile to pile.
+any move can do. A pile with face-down cards keeps its number, because what lies under it differs
+from pile to pile. Where the waste may be turned over without limit (Klondike's default) the state
+also records whether it has been: the observation shows the stock's cards from then on, but an empty
+stock looks the same either way, and so do the two positions, which allow the same moves.
 
 Within one episode a key names one true position, hidden cards included: face-down cards only ever
-leave their pile by turning up, and the unseen stock is dealt from its top in a fixed order, so two
-positions of an episode with the same face-down counts and stock size have the same cards under
-them. Keys are 64-bit hashes and a table holds at most :data:`LIMIT` of them at a time, so the chance
-that two different positions of an episode share a key is around ``LIMIT**2 / 2**64`` per stretch
-(below) at worst: far too small to matter in practice, so equal keys are taken as equal positions.
+leave their pile by turning up, and the unseen stock is the deal's stock less the cards drawn from its
+top (nothing joins it until the waste is turned over into it, and from then on it is shown), so two
+positions of an episode with the same face-down counts and unseen stock size have the same cards
+under them. A card back from a foundation (Klondike) is face up, and changes none of this. Keys are
+64-bit hashes and a table holds at most :data:`LIMIT` of them at a time, so the chance that two
+different positions of an episode share a key is around ``LIMIT**2 / 2**64`` per stretch (below) at
+worst: far too small to matter in practice, so equal keys are taken as equal positions.
 
-**Stretches.** Every move either leaves a position's *progress* unchanged or changes it for good:
-cards on the foundations only grow, face-down cards only turn up, the stock only shrinks within a
-pass and redeals are used up, the reserve only shrinks, and the waste only shrinks between draws. So
-once the progress (:func:`~solitaire_env.engine.keys.progress`) changes, no earlier position can come
-back: the table keeps only the positions of the current stretch of equal progress, all that a revisit
-can reach. Those positions differ in their tableau alone (the free cells hold the cards that are
-neither on the tableau nor anywhere else, as in every position of the stretch), so the table keeps
-the tableau's part of the key (:func:`~solitaire_env.engine.keys.tableau_key`). It also follows that
-only a move from one tableau pile to another (or into an empty pile), or between a free cell and the
-tableau, can lead back to a seen position: every other kind of move changes the progress.
+**Stretches.** Every move either leaves a position's *progress* (:func:`~solitaire_env.engine.keys.progress`)
+unchanged or changes it for good: face-down cards only turn up, the reserve only shrinks, cards leave
+the stock and waste but never come back, and the redeals left, the stock size and the waste size,
+compared in that order, only fall (a redeal uses one up, a draw shrinks the stock, a card played from
+the waste shrinks it). Cards on the foundations only grow, but where they can come back (Klondike) they
+are left out of the progress; and where the waste may be turned over without limit the stock cycles
+(a redeal turns the waste back into the stock it was drawn from), so there the stock and waste count
+only together, and the redeals entry (then only whether the waste has been turned over) not at all.
+So once the progress changes no earlier position can come back: the table keeps only the positions
+of the current stretch of equal progress, all that a revisit can reach.
+
+Within a stretch the stock, the waste and the reserve hold the same cards (none has left, none comes
+back), so the tableau fixes where the other cards lie: in FreeCell, whose foundations are fixed in a
+stretch, which cards the free cells hold (which cell holds which does not matter); in Klondike, which
+has no cells, which cards lie on the foundations, and each foundation builds up in suit from its Ace.
+(A game with free cells and foundation cards that come back would need more: ``keys.check_fits``
+refuses one.) Where the stock cycles the stock and waste hold one sequence, the waste bottom to top
+then the stock top to bottom, which neither a draw nor a redeal changes: the stock's size fixes both,
+and the observation of the stock shows only that and whether its cards are shown. So the table keeps
+the tableau's part of the key, plus where the stock cycles a term for the stock's size and whether
+it is shown (:func:`~solitaire_env.engine.keys.table_key`): within a stretch, equal table keys are
+equal keys. It also follows that only these moves can lead back to a seen position: from one tableau
+pile to another (or into an empty pile), between a free cell and the tableau, where foundation cards
+come back a card to or from a foundation, and where the stock cycles a draw or a redeal. Every other
+kind of move changes the progress, and is never masked.
 
 **The table** of each env is an open-addressing hash table of :data:`~solitaire_env.engine.table.SLOTS`
 64-bit slots (32 KiB), one row of the arrays of :class:`~solitaire_env.engine.table.Tables`
@@ -31,12 +50,14 @@ tableau, can lead back to a seen position: every other kind of move changes the 
 one stretch are kept; once a stretch has that many, further positions are not recorded (moves to them
 are not masked, and ``revisit`` is ``False`` for them) until the progress changes, and the env then
 relies on its time limit to end the episode. In random play a stretch rarely reaches a few hundred
-positions.
+positions (in Klondike, whose stock cycles, about 530 at most in 30 random games of 1,000 moves).
 
-**The mask** needs the key of a legal move's result only where that result could have been seen. In
-Rank and File and Number Ten, a filter kept with each stretch's keys says on which piles each card
-has lain in the stretch; a move that puts a run onto a pile its bottom card has never lain on leads
-to an unseen position, and its key is never computed (:func:`~solitaire_env.engine.pair_filter.keys_back_filtered`).
+**The mask** needs the key of a legal move's result only where that result could have been seen
+(:mod:`solitaire_env.engine.moves_back` computes them, most without playing the move). In Rank and
+File, Number Ten, FreeCell and Klondike, a filter kept with each stretch's keys says on which piles
+each card has lain in the stretch; a move that puts a run, or a card from a free cell or a
+foundation, onto a pile its bottom card has never lain on leads to an unseen position, and its key is
+never computed (:func:`~solitaire_env.engine.pair_filter.keys_back_filtered`).
 
 **The batched step** (:func:`step_batch`) runs the default batched step's per-game step
 (:func:`solitaire_env.engine.batched.step_row`), then records each game's position. It keeps each
@@ -65,7 +86,19 @@ from solitaire_env.engine.batched import (
 )
 from solitaire_env.engine.hashing import nonzero
 from solitaire_env.engine.jit_cache import drop_stale_cache
-from solitaire_env.engine.pair_filter import keys_back_filtered, pair_bit, record_pairs
+from solitaire_env.engine.moves_back import (
+    Moved,
+    Position,
+    Work,
+    child_key,
+    keys_back_cells,
+    keys_back_played,
+    keys_back_returns,
+    list_cell_moves,
+    list_tableau_moves,
+    scan_tableau,
+)
+from solitaire_env.engine.pair_filter import keys_back_filtered, record_pairs
 from solitaire_env.engine.table import (
     M_HASHED,
     M_PROGRESS,
@@ -85,22 +118,20 @@ from solitaire_env.engine.variant import (
     CELL_TO_EMPTY,
     CELL_TO_FOUNDATION,
     CELL_TO_TABLEAU,
-    O_DOWN,
+    FOUNDATION_TO_EMPTY,
+    FOUNDATION_TO_TABLEAU,
     O_LEN,
-    O_RESDOWN,
-    OB_CELLS,
     OB_SIZE,
     SP_AUTOFILL,
     SP_CELLS,
     SP_N_ACTIONS,
     SP_PILES,
+    SP_REDEALS,
     SP_STATE_SIZE,
     SP_WHOLE,
     SP_WRAP,
-    TABLEAU_TO_CELL,
     TABLEAU_TO_EMPTY,
-    TABLEAU_TO_FOUNDATION,
-    TABLEAU_TO_TABLEAU,
+    UNLIMITED,
     WASTE_TO_EMPTY,
     Variant,
 )
@@ -111,47 +142,6 @@ _jit = njit(cache=True, nogil=True)
 _inline = njit(cache=True, nogil=True, inline="always")
 
 
-
-class Position(NamedTuple):
-    """One env's position as the history reads it: views of its rows, and two facts of the step."""
-
-    s: np.ndarray  # the state
-    codes: np.ndarray  # its observation
-    mask: np.ndarray  # the rules' legal moves; the moves back are taken out with no_revisit
-    seen: np.ndarray  # int8 of n_actions: 1 for each legal move back (masked or not); or an empty array
-    n_legal: int  # legal moves in ``mask``
-    new_episode: bool  # an episode starts here: the table starts anew
-
-
-class Moved(NamedTuple):
-    """What the move that led to a position changed, as far as the history needs it."""
-
-    known: bool  # False: not known (every pile is hashed again)
-    src: int  # the tableau piles the move may have changed, -1 for none
-    dst: int
-    landed: int  # cards the move put onto ``dst`` (0 or less: not known)
-
-
-class Scan(NamedTuple):
-    """:func:`_scan_tableau`'s findings about a position, which the keys of its moves' results need."""
-
-    total: np.uint64  # the sum of the mixed pile hashes: the position's table key, but for 0
-    empty: int  # the lowest empty pile, -1 if none
-    progress: int  # keys.progress
-
-
-class Work(NamedTuple):
-    """:func:`record`'s work space (:func:`work_space`)."""
-
-    facts: np.ndarray  # core._pile_facts of the position
-    hashes: np.ndarray  # uint64 of 2 * piles: pile hashes
-    state: np.ndarray  # a state and an observation to play moves on
-    codes: np.ndarray
-    candidates: np.ndarray  # int64 of n_actions: the legal moves between piles
-    spare: np.ndarray  # uint64 of SLOTS // 2: room to move a table's keys when it grows
-    pending: np.ndarray  # uint64 of 2 * n_actions: keys to probe, with their moves
-
-
 class Recording(NamedTuple):
     """What the batched step with the history reads and writes besides its :class:`Batch`, row ``i`` for env ``i``."""
 
@@ -160,144 +150,6 @@ class Recording(NamedTuple):
     n_rules: np.ndarray  # (N,) int64: legal moves by the rules alone
     seen: np.ndarray  # (N, n_actions) int8 for record's flags, or (N, 0)
     act_out: np.ndarray  # (N, n_actions, 11) for the action features (features module), or (N, 0, 0)
-
-
-# --- where a move leads ---------------------------------------------------------------------------
-# Arrays are indexed through views starting at their field (as in _pile_sums), or with ix: an index
-# numba cannot prove non-negative gets a wraparound test, which also kept the hash loops from vectorizing.
-
-
-@_inline
-def _scan_tableau(pos, sp, hw, moved) -> Scan:
-    """:func:`_pile_sums` into ``hw`` (uint64 of ``2 * piles``) and what the child keys need besides.
-    Where ``moved`` is known, ``hw`` holds the hashes of the position before that move, which differs
-    from this one in piles ``moved.src`` and ``moved.dst`` at most, and only those are hashed again."""
-    s, piles = pos.s, sp[SP_PILES]
-    if not moved.known:
-        total = keys.pile_sums(pos.codes, sp, hw)
-    else:
-        if moved.src >= 0:
-            keys.rehash_pile(pos.codes, sp, hw, moved.src)
-        if moved.dst >= 0:
-            keys.rehash_pile(pos.codes, sp, hw, moved.dst)
-        total = np.uint64(0)
-        for p in range(piles):
-            total += hw[ix(piles + p)]
-    lens, downs = s[ix(sp[O_LEN]) : ix(sp[O_LEN] + piles)], s[ix(sp[O_DOWN]) : ix(sp[O_DOWN] + piles)]
-    hidden = np.int64(s[sp[O_RESDOWN]])
-    for p in range(piles):
-        hidden += downs[p]
-    empty = -1
-    for p in range(piles):
-        if lens[p] == 0:
-            empty = p
-            break
-    return Scan(total, empty, keys.progress_with(s, sp, hidden))
-
-
-@_jit
-def _played_key(s, sp, actions, a, prog, w) -> np.uint64:
-    """:func:`_child_key` for a move that empties a pile the reserve may refill: played on a copy."""
-    for k in range(s.shape[0]):  # a loop: numba's slice assignment took ten times as long
-        w.state[k] = s[k]
-    core.apply_action(w.state, sp, actions, a)
-    if keys.progress(w.state, sp) != prog:
-        return np.uint64(0)
-    core.observe(w.state, sp, w.codes)
-    return keys.tableau_key(w.codes, sp)
-
-
-@_inline
-def _child_key(pos, sp, actions, a, hw, scan, w):
-    """The table key of the position legal action ``a`` leads to, or 0 when that position's progress
-    differs from this one's (so it cannot have been seen). ``hw``, ``scan``: from :func:`_scan_tableau`."""
-    s = pos.s
-    kind, src = actions[a, 0], actions[a, 1]
-    if kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY:  # a card from a cell: nothing turns up
-        dst = actions[a, 2] if kind == CELL_TO_TABLEAU else scan.empty
-        return keys.placed_key(s, sp, dst, pos.codes[ix(sp[OB_CELLS] + src)], hw, scan.total)
-    if kind == TABLEAU_TO_TABLEAU:
-        dst = actions[a, 2]
-        count = core.fitting_count(s, sp, src, dst)
-    elif kind == TABLEAU_TO_EMPTY:
-        dst, count = scan.empty, actions[a, 3]
-    elif kind == TABLEAU_TO_CELL:
-        dst, count = -1, 1
-    else:
-        return np.uint64(0)  # from the stock, waste or reserve, or to a foundation: progress changes
-    n, d = np.int64(s[sp[O_LEN] + src]), np.int64(s[sp[O_DOWN] + src])
-    if n - count == d and d > 0:
-        return np.uint64(0)  # no pile has a face-down top: the card under the moved ones turns up
-    if n - count == 0 and sp[SP_AUTOFILL] != 0:
-        return _played_key(s, sp, actions, a, scan.progress, w)  # the reserve may refill the pile
-    if dst < 0:
-        return keys.lifted_key(s, pos.codes, sp, src, hw, scan.total)
-    return keys.moved_key(pos.s, pos.codes, sp, src, dst, count, hw, scan.total)
-
-
-@_inline
-def _list_tableau_moves(pos, sp, candidates, empty) -> int:
-    """List the legal moves between piles and into an empty pile in ``candidates``; return how many.
-    Their kinds follow each other in the table, moves into an empty pile last (but for the moves into a
-    free cell). Listed without a branch per action: which actions are legal is unpredictable, and
-    mispredictions cost more than the list."""
-    first, first_te, to_cell = sp[A_FIRST + TABLEAU_TO_TABLEAU], sp[A_FIRST + TABLEAU_TO_EMPTY], \
-        sp[A_FIRST + TABLEAU_TO_CELL]
-    last = to_cell if to_cell >= 0 else sp[SP_N_ACTIONS]
-    if empty < 0 and first_te >= 0:
-        last = first_te  # with no empty pile, no move into one
-    found = 0
-    for a in range(first, last):
-        candidates[ix(found)] = a
-        found += pos.mask[ix(a)] != 0
-    return found
-
-
-@_inline
-def _list_cell_moves(pos, sp, candidates, found) -> int:
-    """After the ``found`` moves listed in ``candidates``, list the legal moves between a free cell and
-    the tableau; return how many are listed in all. In the table, the moves from a cell onto a pile or
-    into an empty pile come just before those to a foundation from the tableau, and the moves into a
-    cell last of all."""
-    for a in range(sp[A_FIRST + CELL_TO_TABLEAU], sp[A_FIRST + TABLEAU_TO_FOUNDATION]):
-        candidates[ix(found)] = a
-        found += pos.mask[ix(a)] != 0
-    for a in range(sp[A_FIRST + TABLEAU_TO_CELL], sp[SP_N_ACTIONS]):
-        candidates[ix(found)] = a
-        found += pos.mask[ix(a)] != 0
-    return found
-
-
-@_inline
-def _keys_back_cells(pos, sp, actions, t, i, w, start, end, scan, n_pending, filtered) -> int:
-    """The keys of the moves between a cell and the tableau that :func:`_list_cell_moves` listed in
-    ``w.candidates[start:end]``, added to ``w.pending`` after its ``n_pending``; returns how many it
-    holds then. With the pair filter (``filtered``), a card from a cell is keyed only where it has lain
-    on the target pile in this stretch (a move into a cell makes no new pair: it is always keyed)."""
-    hw = t.hashes[ix(i)]
-    for c in range(start, end):
-        a = w.candidates[ix(c)]
-        kind = actions[ix(a), 0]
-        if filtered and kind != TABLEAU_TO_CELL:
-            to = actions[ix(a), 2] if kind == CELL_TO_TABLEAU else scan.empty
-            word, bit = pair_bit(pos.codes[ix(sp[OB_CELLS] + actions[ix(a), 1])], hw[ix(to)])
-            if (t.filt[ix(i), ix(word)] & bit) == 0:
-                continue
-        child = _child_key(pos, sp, actions, a, hw, scan, w)
-        if child != 0:
-            w.pending[ix(2 * n_pending)], w.pending[ix(2 * n_pending + 1)] = child, np.uint64(a)
-            n_pending += 1
-    return n_pending
-
-
-@_inline
-def _keys_back_played(pos, sp, actions, hw, w, found, scan) -> int:
-    """The keys of the ``found`` listed moves' results (0 where the progress changes) into
-    ``w.pending`` with their moves; returns how many."""
-    for c in range(found):
-        a = w.candidates[c]
-        w.pending[2 * c], w.pending[2 * c + 1] = _child_key(pos, sp, actions, a, hw, scan, w), np.uint64(a)
-    return found
 
 
 @_inline
@@ -323,11 +175,12 @@ def _record(pos, sp, actions, t, i, w, no_revisit, moved):
     hashes; where ``moved`` is known (and the row was hashed and no episode starts), those of the last
     position recorded, from which only the piles it names may differ. Returns (whether ``pos.s`` had
     been seen, moves left in ``pos.mask``, the lowest empty pile, and how many moves ``w.candidates``
-    lists: the legal moves between piles and into an empty pile, or -1 when none were listed)."""
+    lists: the legal moves between piles and into an empty pile, then those between a free cell and the
+    tableau, then those of a foundation's card back to the tableau; -1 when none were listed)."""
     if pos.new_episode or t.meta[i, M_HASHED] == 0:
         moved = Moved(False, np.int64(-1), np.int64(-1), np.int64(0))
     hw = t.hashes[ix(i)]
-    scan = _scan_tableau(pos, sp, hw, moved)
+    scan = scan_tableau(pos, sp, hw, moved)
     t.meta[i, M_HASHED] = 1
     key = nonzero(scan.total)
     new_stretch = pos.new_episode or t.meta[i, M_SIZE] == 0 or scan.progress != t.meta[i, M_PROGRESS]
@@ -342,19 +195,21 @@ def _record(pos, sp, actions, t, i, w, no_revisit, moved):
     if no_revisit or pos.seen.shape[0] > 0:
         listed = 0
         if pos.n_legal > 0:
-            between_piles = _list_tableau_moves(pos, sp, w.candidates, scan.empty)
+            between_piles = list_tableau_moves(pos, sp, w.candidates, scan.empty)
             listed = between_piles
             if sp[SP_CELLS] > 0:
-                listed = _list_cell_moves(pos, sp, w.candidates, between_piles)
+                listed = list_cell_moves(pos, sp, w.candidates, between_piles)
             filtered = sp[SP_WHOLE] == 0 and sp[SP_AUTOFILL] == 0 and sp[SP_WRAP] == 0  # the pair filter holds
             if filtered:
                 record_pairs(pos, sp, w.facts, t, i, moved)
                 n_pending = keys_back_filtered(pos, sp, actions, t, i, w, between_piles, scan)
             else:
-                n_pending = _keys_back_played(pos, sp, actions, hw, w, between_piles, scan)
+                n_pending = keys_back_played(pos, sp, actions, hw, w, between_piles, scan)
             if listed > between_piles:
-                n_pending = _keys_back_cells(pos, sp, actions, t, i, w, between_piles, listed, scan, n_pending,
+                n_pending = keys_back_cells(pos, sp, actions, t, i, w, between_piles, listed, scan, n_pending,
                                              filtered)
+            if sp[A_FIRST + FOUNDATION_TO_TABLEAU] >= 0 or sp[SP_REDEALS] == UNLIMITED:
+                listed, n_pending = keys_back_returns(pos, sp, actions, t, i, w, listed, scan, n_pending, filtered)
     was_seen = has(t, i, key)
     if not was_seen:
         insert(t, i, key, w.spare)
@@ -400,15 +255,16 @@ def work_space(sp) -> Work:
 
 @_jit
 def child_keys(s, codes, sp, actions, mask, out) -> None:
-    """``out[a]``: what :func:`record` compares for each legal action ``a``: the tableau key of
-    the position it leads to, or 0 where that position's progress differs (for tests)."""
+    """``out[a]``: what :func:`record` compares for each legal action ``a``: the table key
+    (:func:`~solitaire_env.engine.keys.table_key`) of the position it leads to, or 0 where that
+    position's progress differs (for tests)."""
     w = work_space(sp)
     pos = Position(s, codes, mask, np.empty(0, dtype=np.int8), np.int64(0), False)
-    scan = _scan_tableau(pos, sp, w.hashes, Moved(False, np.int64(-1), np.int64(-1), np.int64(0)))
+    scan = scan_tableau(pos, sp, w.hashes, Moved(False, np.int64(-1), np.int64(-1), np.int64(0)))
     for a in range(sp[SP_N_ACTIONS]):
         out[a] = np.uint64(0)
         if mask[a] != 0:
-            out[a] = _child_key(pos, sp, actions, a, w.hashes, scan, w)
+            out[a] = child_key(pos, sp, actions, a, w.hashes, scan, w)
 
 
 # --- many games at once ---------------------------------------------------------------------------
@@ -421,9 +277,10 @@ def _piles_moved(s, sp, actions, a):
     if a < 0:
         return -1, -1
     kind, src, dst = actions[ix(a), 0], actions[ix(a), 1], actions[ix(a), 2]
-    if kind == CELL_TO_FOUNDATION or kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY:
-        src = -1  # (the source is a free cell)
-    if kind == TABLEAU_TO_EMPTY or kind == WASTE_TO_EMPTY or kind == CELL_TO_EMPTY:
+    if kind == CELL_TO_FOUNDATION or kind == CELL_TO_TABLEAU or kind == CELL_TO_EMPTY \
+            or kind == FOUNDATION_TO_TABLEAU or kind == FOUNDATION_TO_EMPTY:
+        src = -1  # (the source is a free cell or a foundation)
+    if kind == TABLEAU_TO_EMPTY or kind == WASTE_TO_EMPTY or kind == CELL_TO_EMPTY or kind == FOUNDATION_TO_EMPTY:
         dst = -1
         for p in range(sp[SP_PILES]):
             if s[ix(sp[O_LEN] + p)] == 0:

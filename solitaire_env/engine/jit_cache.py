@@ -30,9 +30,9 @@ PACKAGE = Path(__file__).resolve().parent.parent  # solitaire_env/
 # file costs no recompiling.
 RULES_SOURCES = ("engine/areas.py", "engine/batched.py", "engine/cards.py", "engine/core.py", "engine/features.py",
                  "engine/games/*.py",
-                 "engine/hashing.py", "engine/history.py", "engine/keys.py", "engine/ms_deals.py",
-                 "engine/pair_filter.py", "engine/pcg64.py", "engine/position.py", "engine/state.py",
-                 "engine/table.py", "engine/variant.py", "solver/*.py")
+                 "engine/hashing.py", "engine/history.py", "engine/keys.py", "engine/moves_back.py",
+                 "engine/ms_deals.py", "engine/pair_filter.py", "engine/pcg64.py", "engine/position.py",
+                 "engine/state.py", "engine/table.py", "engine/variant.py", "solver/*.py")
 
 
 def rules_files(package: Path = PACKAGE) -> list[Path]:

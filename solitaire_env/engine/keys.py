@@ -2,7 +2,9 @@
 key identifies and how the no-revisit mask uses them), and a position's progress.
 
 A key sums one mixed hash per tableau pile (:func:`pile_sums`), so a pile's part can be taken out and
-put back when a move changes it (:func:`moved_key`) without hashing the other piles again.
+put back when a move changes it (:func:`moved_key`) without hashing the other piles again. Where the
+stock cycles (unlimited redeals, Klondike) the table's key adds one more term, the stock's
+(:func:`stock_term`): its size, and whether its cards are shown.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from solitaire_env.engine.hashing import mix, nonzero
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.table import ix
 from solitaire_env.engine.variant import (
+    A_FIRST,
+    FOUNDATION_TO_TABLEAU,
     HIDDEN,
     O_DOWN,
     O_FCNT,
@@ -32,6 +36,8 @@ from solitaire_env.engine.variant import (
     SP_CELLS,
     SP_FOUND,
     SP_PILES,
+    SP_REDEALS,
+    UNLIMITED,
     Variant,
 )
 
@@ -47,12 +53,18 @@ DEPTH = _RAW[:MAX_DEPTH] | np.uint64(1)
 ENTRY = _RAW[MAX_DEPTH : MAX_DEPTH + MAX_OBS] | np.uint64(1)
 PILE_SALT = _RAW[MAX_DEPTH + MAX_OBS :]
 _TAG_FOUND, _TAG_CELL, _TAG_KEY = np.uint64(0xF0 << 56), np.uint64(0xCE << 56), np.uint64(0x4B << 56)
+_TAG_STOCK = np.uint64(0x57 << 56)
 
 
 def check_fits(variant: Variant) -> None:
-    """``ValueError`` if ``variant`` has more piles, deeper piles or a longer observation than the key's tables."""
+    """``ValueError`` if ``variant`` has more piles, deeper piles or a longer observation than the key's
+    tables, or both free cells and foundation cards that come back (the table's key would not fix which
+    of the cards off the tableau lie in the cells and which on the foundations: see the history's doc)."""
     if variant.piles > MAX_PILES or variant.pile_capacity > MAX_DEPTH or variant.obs_size > MAX_OBS:
         raise ValueError(f"{variant.title} is too large for the position key's tables")
+    if variant.cells and variant.foundation_to_tableau:
+        raise ValueError(f"{variant.title} has free cells and foundation cards that come back: the position "
+                         f"history does not support that")
 
 
 # --- keys -----------------------------------------------------------------------------------------
@@ -94,9 +106,35 @@ def pile_sums(codes, sp, hw):
 
 @_jit
 def tableau_key(codes, sp) -> np.uint64:
-    """The key the table keeps: the tableau's part of :func:`position_key` (never 0), all that differs
-    between the positions of one stretch. ``codes``: the observation."""
+    """The tableau's part of :func:`position_key` (never 0): the key the table keeps in every game whose
+    stock does not cycle (:func:`table_key`). ``codes``: the observation."""
     return nonzero(pile_sums(codes, sp, np.empty(2 * sp[SP_PILES], dtype=np.uint64)))
+
+
+@_inline
+def stock_term(sp, ns, seen):
+    """The stock's part of the table key where the stock cycles (unlimited redeals; 0 elsewhere): its
+    size ``ns`` and whether its cards are shown (``seen``: the waste has been turned over; an empty
+    stock shows nothing either way), all the observation tells of the stock."""
+    if sp[SP_REDEALS] != UNLIMITED:
+        return np.uint64(0)
+    shown = np.int64(1) if seen and ns > 0 else np.int64(0)
+    return mix(np.uint64(2 * ns + shown) ^ _TAG_STOCK)
+
+
+@_inline
+def stock_term_of(s, sp):
+    """:func:`stock_term` of position ``s``."""
+    return stock_term(sp, np.int64(s[sp[O_NSTOCK]]), s[sp[O_REDEALS]] != 0)
+
+
+@_jit
+def table_key(s, codes, sp) -> np.uint64:
+    """The key the table keeps (never 0): all that differs between the positions of one stretch. The
+    tableau's part of :func:`position_key`, and where the stock cycles the stock's (:func:`stock_term`).
+    ``codes``: the observation of ``s``."""
+    total = pile_sums(codes, sp, np.empty(2 * sp[SP_PILES], dtype=np.uint64))
+    return nonzero(total + stock_term_of(s, sp))
 
 
 @_jit
@@ -118,18 +156,24 @@ def position_key(codes, sp) -> np.uint64:
 @_inline
 def progress_with(s, sp, hidden) -> int:
     """:func:`progress`, given the face-down cards on the table (tableau and reserve)."""
-    found = 0
-    for f in range(sp[SP_FOUND]):
-        found += s[sp[O_FCNT] + f]
-    return (np.int64(found) | np.int64(hidden) << 8
-            | np.int64(s[sp[O_NSTOCK]]) << 16 | np.int64(s[sp[O_REDEALS]]) << 24
-            | np.int64(s[sp[O_NWASTE]]) << 32 | np.int64(s[sp[O_NRES]]) << 40)
+    found = np.int64(0)
+    if sp[A_FIRST + FOUNDATION_TO_TABLEAU] < 0:  # (where foundation cards come back they are not counted)
+        for f in range(sp[SP_FOUND]):
+            found += s[sp[O_FCNT] + f]
+    stock, redeals, waste = np.int64(s[sp[O_NSTOCK]]), np.int64(s[sp[O_REDEALS]]), np.int64(s[sp[O_NWASTE]])
+    if sp[SP_REDEALS] == UNLIMITED:  # the stock cycles: only the stock and waste together shrink for good
+        stock, redeals, waste = stock + waste, np.int64(0), np.int64(0)
+    return (found | np.int64(hidden) << 8 | stock << 16 | redeals << 24 | waste << 32
+            | np.int64(s[sp[O_NRES]]) << 40)
 
 
 @_inline
 def progress(s, sp) -> int:
     """What only ever changes one way in an episode, packed for comparison: cards on the foundations,
-    face-down cards, stock size and redeals left, waste size and reserve size."""
+    face-down cards, stock size and redeals left, waste size and reserve size. Where foundation cards
+    can come back (Klondike) they are left out; where the waste may be turned over without limit, the
+    stock and waste count as one (cards leave them for good, but a redeal turns the one into the other
+    and the stock-seen flag changes nothing that counts: see the history's doc)."""
     hidden = s[sp[O_RESDOWN]]
     for p in range(sp[SP_PILES]):
         hidden += s[sp[O_DOWN] + p]
@@ -171,5 +215,5 @@ drop_stale_cache(__name__)
 
 __all__ = [
     "DEPTH", "check_fits", "lifted_key", "moved_key", "pile_sums", "placed_key", "position_key", "progress",
-    "tableau_key",
+    "stock_term", "stock_term_of", "table_key", "tableau_key",
 ]
