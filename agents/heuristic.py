@@ -498,10 +498,10 @@ class HeuristicAgent(Agent):
                 touching = (dst if kind == FOUNDATION_TO_TABLEAU else t.lowest_empty(),)
             else:
                 touching = None
+            came_to = touching[0] if kind in _FROM_FOUNDATION else -1  # where a foundation's card came down
             for b in rules.legal(nt, touching):
                 tier, _, reversible = self._rate(nt, b)
-                back_up = rules.rows[b][0] == TABLEAU_TO_FOUNDATION and rules.rows[b][1] in touching
-                if kind in _FROM_FOUNDATION and back_up:
+                if rules.rows[b][0] == TABLEAU_TO_FOUNDATION and rules.rows[b][1] == came_to:
                     continue  # the card that just came down going straight back up enables nothing
                 if tier > best and not reversible and rules.rows[b][0] not in (DRAW, REDEAL):
                     best, best_a = tier, a
