@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-GAMES = ["Rank and File", "Number Ten", "Rainbow", "FreeCell"]
+GAMES = ["Rank and File", "Number Ten", "Rainbow", "FreeCell", "Klondike"]
 
 # Runs in the page once it has loaded: the leaderboard is the first table after the "Leaderboard" heading.
 PROBE = """
