@@ -23,11 +23,12 @@ def keyed_every_move(h: history.History, game: Game, mask: np.ndarray) -> set[in
             if out[a] != 0 and table.has(h.tables, 0, np.uint64(out[a]))}
 
 
-@pytest.mark.parametrize("game_name", ["rank_and_file", "number_ten", "freecell"])
+@pytest.mark.parametrize("game_name", ["rank_and_file", "number_ten", "freecell", "klondike", "klondike_draw3"])
 @pytest.mark.parametrize("no_revisit", [False, True])
 def test_the_filter_never_spares_a_move_back(game_name, no_revisit):
-    """Random play that often moves back (two-deck twins included), with the table's ``seen`` flags
-    and the mask against the table probed for every legal move's key."""
+    """Random play that often moves back (two-deck twins included; in Klondike cards to and from the
+    foundations, draws and redeals too), with the table's ``seen`` flags and the mask against the table
+    probed for every legal move's key."""
     rng = np.random.default_rng(11)
     flagged = 0
     for seed in range(6):

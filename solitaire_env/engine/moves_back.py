@@ -169,7 +169,7 @@ def child_key(pos, sp, actions, a, hw, scan, w):
     return keys.moved_key(pos.s, pos.codes, sp, src, dst, count, hw, scan.total)
 
 
-@_inline
+@_jit
 def _other_child_key(pos, sp, actions, a, hw, scan):
     """:func:`child_key` for the moves that keep the progress in some games only: a foundation's card
     back onto the tableau (placed as a free cell's card is; nothing turns up), and where the stock
@@ -247,7 +247,7 @@ def keys_back_cells(pos, sp, actions, t, i, w, start, end, scan, n_pending, filt
     return n_pending
 
 
-@_inline
+@_jit
 def keys_back_returns(pos, sp, actions, t, i, w, listed, scan, n_pending, filtered):
     """Where foundation cards come back or the stock cycles (Klondike), the keys of the other moves that
     keep the progress, added to ``w.pending`` after its ``n_pending``: a foundation's card back to the
