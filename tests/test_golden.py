@@ -44,6 +44,7 @@ def test_the_cases_cover_the_options_and_the_endings():
     assert {c.env_id for c in golden.CASES} == {"RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0",
                                                  "Klondike-v0"}
     assert "redeal: waste -> stock" in texts["klondike_draw3"] and "foundation 0 -> tableau" in texts["klondike"]
+    assert "stuck=True" in texts["klondike_no_revisit"] and "action_features (183, 11)" in texts["klondike_piles"]
     assert "action_features (216, 11)" in texts["freecell_piles"] and "\n  cells: " in texts["freecell"]
     assert "stuck=" in texts["rainbow_no_revisit"] and "action_features (243, 11)" in texts["rank_and_file_piles"]
     assert any("terminated=True" in t for t in texts.values()) and any("truncated=True" in t for t in texts.values())

@@ -52,6 +52,8 @@ CASES = (
     Case("freecell_piles", "FreeCell-v0", cap=12, kwargs={"obs_mode": "piles", "action_features": True}, deal=1),
     Case("klondike", "Klondike-v0", cap=120),
     Case("klondike_draw3", "Klondike-v0", cap=120, kwargs={"draw": 3, "redeals": 2}, deal=1),
+    Case("klondike_piles", "Klondike-v0", cap=16, kwargs={"obs_mode": "piles", "action_features": True, "draw": 3}),
+    Case("klondike_no_revisit", "Klondike-v0", cap=1000, kwargs={"no_revisit": True}, deal=2),
 )
 
 
