@@ -47,7 +47,7 @@ def test_summary_counts_unknown_both_ways():
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["solve", "klondike", "--seeds", "0:3"], "unknown variant"),
+    (["solve", "spider", "--seeds", "0:3"], "unknown variant"),
     (["solve", "rainbow", "--seeds", "5:2"], "bad seed range"),
     (["solve", "rainbow", "--seeds", "a:b"], "bad seed range"),
     (["solve", "rainbow", "--seeds=-3:2"], "bad seed range"),

@@ -345,7 +345,7 @@ def test_solution_from_a_mid_game_position_replays():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(game="klondike", seed=0), "unknown variant 'klondike'"),
+    (dict(game="spider", seed=0), "unknown variant 'spider'"),
     (dict(game="rainbow", seed=-1), "seed must be a non-negative integer"),
     (dict(game="rainbow", seed=1.5), "seed must be a non-negative integer"),
     (dict(game="rainbow", seed="3"), "seed must be a non-negative integer"),

@@ -185,6 +185,8 @@ class Solver:
 
     def __post_init__(self) -> None:
         v = self.variant
+        if v.foundation_to_tableau or v.kings_to_empty or v.draw != 1 or v.redeals is None:
+            raise ValueError(f"the solver does not play {v.title} yet (see solver.api.check_solvable)")
         if self.memory_mb < 1:
             raise ValueError(f"memory_mb must be at least 1, got {self.memory_mb}")
         slots = 1 << max(10, int(self.memory_mb * 2**20 // 8).bit_length() - 1)

@@ -87,14 +87,14 @@ def add_solver_commands(commands: argparse._SubParsersAction) -> None:
 def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import json
 
-    from solitaire_env.engine.games import get_variant
     from solitaire_env.solver import SolveOptions
+    from solitaire_env.solver.api import check_solvable
     from solitaire_env.solver.winnability import merge_results, read_results, solve_deals, write_results
     from solitaire_env.tools.winnability import default_jobs, format_summary, parse_seeds, solver_options, summarize
 
     game = ENV_IDS[args.game][1] if args.game in ENV_IDS else args.game
     try:
-        get_variant(game)
+        check_solvable(game)
         earlier = read_results(args.retry) if args.retry else []
         seeds = parse_seeds(args.seeds) if args.seeds else [r.seed for r in earlier if r.result == "unknown"]
     except ValueError as e:
