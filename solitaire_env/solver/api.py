@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from solitaire_env.engine import state
-from solitaire_env.engine.games import get_variant
+from solitaire_env.engine.games import game_options, get_variant
 from solitaire_env.engine.variant import Variant
 from solitaire_env.solver.guidance import Playout
 from solitaire_env.solver.ordering import PROMISING
@@ -56,7 +56,9 @@ RESTART_NODES = 20_000
 # The games whose deals are solved with stock macros unless told otherwise. In Rainbow they decide more
 # deals for the same positions searched (at 4M per deal: 11 more proved lost, as many won); in the
 # two-deck games the restarts with them won none of the 19 Rank and File deals undecided at 60 s.
-STOCK_MACROS_BY_DEFAULT = frozenset({"rainbow"})
+# In Klondike (any draw and redeals) they also let positions that differ only in where the stock has got to
+# share one entry (docs/design.md, "Klondike: the stock").
+STOCK_MACROS_BY_DEFAULT = frozenset({"rainbow", "klondike"})
 # The games whose restarts take the heuristic agent's advice unless told otherwise (see :func:`solve`).
 # Rainbow's first search is complete and runs to the limits, so it never restarts.
 AGENT_GUIDANCE_BY_DEFAULT = frozenset({"rank_and_file", "number_ten"})
@@ -138,7 +140,7 @@ class SolveOptions:
 
     def for_game(self, game: str | Variant) -> SolveOptions:
         """These options with the game's defaults filled in where ``stock_macros`` or ``agent_guidance`` is None."""
-        name = get_variant(game).name
+        name = game_options(get_variant(game))[0].name  # a game's rule sets share its defaults
         return replace(
             self,
             stock_macros=name in STOCK_MACROS_BY_DEFAULT if self.stock_macros is None else self.stock_macros,
@@ -146,15 +148,10 @@ class SolveOptions:
 
 
 def check_solvable(game: str | Variant) -> Variant:
-    """The variant of ``game``; ``ValueError`` for a game the solver does not play yet. Its shortcuts are
-    proved sound (docs/design.md) for games whose foundation cards never come back and whose stock turns one
-    card at a time, and a ``lost`` must be a proof: Klondike (foundation cards return, draw 3, unlimited
-    redeals) is refused until they are proved for it."""
-    variant = get_variant(game)
-    if variant.foundation_to_tableau or variant.kings_to_empty or variant.draw != 1 or variant.redeals is None:
-        raise ValueError(f"the solver does not play {variant.title} yet: its shortcuts are proved sound only for "
-                         f"games whose foundation cards never come back and whose stock turns one card at a time")
-    return variant
+    """The variant of ``game``; ``ValueError`` for an unknown game. Every game is solved now: FreeCell's and
+    Klondike's rules have their own proofs in docs/design.md ("Solver proofs"), and a ``lost`` stays a
+    proof."""
+    return get_variant(game)
 
 
 def solve(game: str | Variant, seed: int | None = None, state_array: np.ndarray | None = None,
