@@ -251,6 +251,31 @@ def test_the_two_deck_games_safe_rule_would_lose_a_won_klondike_position(variant
         assert got.result == "won" and replays_to_a_win(variant, s, got.moves)
 
 
+def deal_position(variant: Variant, seed: int):
+    """Deal ``seed`` as a position of the exhaustive search (read off the engine's deal: the search's rules
+    share nothing with the engine, the cards where they lie are the same)."""
+    from solitaire_env.engine.state import to_json
+
+    def cards(items):
+        return tuple(("A23456789TJQK".index(c[-2]), "cdhs".index(c[-1])) for c in items)
+
+    j = to_json(variant, deal(variant, seed))
+    piles = tuple((cards(c for c in p if c.startswith("#")), cards(c for c in p if not c.startswith("#")))
+                  for p in j["tableau"])
+    return piles, (0, 0, 0, 0), cards(j["stock"]), (), None
+
+
+@pytest.mark.parametrize("draw, seeds", [(3, (13, 14, 28, 34, 48, 64, 71))])
+def test_deals_the_solver_proves_lost_at_once_are_lost_by_the_exhaustive_search(draw, seeds):
+    """Whole deals: those proved lost in a few thousand positions are small enough for the exhaustive search,
+    which finds them lost too (a deal where nothing the stock turns up can move is lost at once)."""
+    v = klondike_variant(draw, None)
+    for seed in seeds:
+        got = solve(v, seed=seed, time_limit=None, max_nodes=100_000, memory_mb=16)
+        assert got.result == "lost", (seed, got)
+        assert winnable(deal_position(v, seed), draw, limit=500_000) is False, seed
+
+
 @pytest.mark.parametrize("game", ["klondike", "klondike_draw3"])
 def test_klondike_deals_are_won_with_lines_that_replay(game):
     v = klondike_variant(3 if "draw3" in game else 1, None)
