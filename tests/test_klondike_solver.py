@@ -111,6 +111,10 @@ SMALL = Variant(name="klondike_small", title="Klondike (three piles)", decks=1, 
                 deal_up=(10, 9, 9), foundations=4, redeals=None, draw=1, kings_to_empty=True,
                 foundation_to_tableau=True, pile_capacity=19)
 SMALL3 = replace(SMALL, name="klondike_small_draw3", title="Klondike (three piles, draw 3)", draw=3)
+# And with counted redeals (the generator picks how many are left).
+SMALL_R1 = replace(SMALL, name="klondike_small_redeals1", title="Klondike (three piles, 1 redeal)", redeals=1)
+SMALL3_R2 = replace(SMALL3, name="klondike_small_draw3_redeals2", title="Klondike (three piles, draw 3, 2 redeals)",
+                    redeals=2)
 
 
 def endgame(rng: random.Random, variant: Variant, least: int = 9, most: int = 13):
@@ -162,6 +166,8 @@ CASES = [  # (variant, positions, the least of each answer that must come up)
     (klondike_variant(3, None), 60, {"won": 50}),
     (SMALL, 150, {"won": 50, "lost": 50}),
     (SMALL3, 150, {"won": 40, "lost": 60}),
+    (SMALL_R1, 60, {"won": 20, "lost": 20}),
+    (SMALL3_R2, 60, {"won": 20, "lost": 20}),
 ]
 
 
