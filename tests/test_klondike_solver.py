@@ -289,3 +289,15 @@ def test_klondike_deals_are_won_with_lines_that_replay(game):
         got = solve(game, seed=seed, time_limit=None, max_nodes=2_000_000, memory_mb=32)
         assert got.result == "won", (seed, got)
         assert replays_to_a_win(v, deal(v, seed), got.moves)
+
+
+def test_the_solve_command_takes_klondikes_rule_sets_and_verify_replays_its_lines(tmp_path, capsys):
+    from solitaire_env.tools.cli import main
+
+    csv = tmp_path / "klondike_draw3.csv"
+    main(["solve", "klondike_draw3", "--seeds", "0:4", "--max-nodes", "200000", "--jobs", "1", "--csv", str(csv),
+          "--no-progress"])
+    out = capsys.readouterr().out
+    assert "klondike_draw3: deals 0-3" in out and "won 3, lost 0, unknown 1" in out  # deal 2 needs more
+    assert main(["verify", str(csv), "--game", "klondike_draw3"]) == 0
+    assert "3 of 3 winning lines replay to a win" in capsys.readouterr().out

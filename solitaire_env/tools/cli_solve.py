@@ -176,6 +176,7 @@ def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 def _verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import time
 
+    from solitaire_env.engine.games import get_variant
     from solitaire_env.solver.winnability import GAMES, data_path, read_results, replay_lines
 
     source = ENV_IDS[args.source][1].name if args.source in ENV_IDS else args.source
@@ -188,8 +189,10 @@ def _verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if game is None:
             parser.error(f"say which game {path} holds: --game {' | '.join(GAMES)}")
         game = ENV_IDS[game][1].name if game in ENV_IDS else game
-        if game not in GAMES:
-            parser.error(f"unknown game {game!r}; known: {', '.join(GAMES)}")
+        try:  # a solve CSV may hold any game the solver plays (klondike_draw3, freecell_3cells, ...)
+            game = get_variant(game).name
+        except ValueError as e:
+            parser.error(str(e))
     try:
         rows = read_results(path)
     except FileNotFoundError:
