@@ -104,8 +104,8 @@ class SolveOptions:
     ``memory_mb`` for the transposition table, ``max_depth`` branching moves on a line.
 
     ``first_phase`` (``None``: the game's, :data:`FIRST_PHASE`) is the share of the time and node limits
-    given to restarted searches over the
-    promising moves only (:data:`PROMISING`, :data:`JITTER`); the rest goes to one search over every
+    given to restarted searches over the promising moves only (:data:`PROMISING`, :data:`JITTER`); the
+    rest goes to one search over every
     move (a fresh table), which alone can prove a deal ``lost``. The restarts get most of the budget
     because they decide the two-deck deals (every two-deck win over deals 0-999 came from them, and
     the complete search proved none lost); a first search that leaves no move out, as always in
@@ -156,9 +156,9 @@ class SolveOptions:
 
 
 def check_solvable(game: str | Variant) -> Variant:
-    """The variant of ``game``; ``ValueError`` for an unknown game. Every game is solved now: FreeCell's and
-    Klondike's rules have their own proofs in docs/design.md ("Solver proofs"), and a ``lost`` stays a
-    proof."""
+    """The variant of ``game``; ``ValueError`` for an unknown game. The solver plays every game: where a
+    game's rules break a shortcut's proof (FreeCell's cells, Klondike's foundation cards coming back and
+    draw 3), the proof for them is in docs/design.md ("Solver proofs"), so a ``lost`` stays a proof."""
     return get_variant(game)
 
 
