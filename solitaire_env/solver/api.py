@@ -105,11 +105,11 @@ class SolveOptions:
 
     ``first_phase`` (``None``: the game's, :data:`FIRST_PHASE`) is the share of the time and node limits
     given to restarted searches over the promising moves only (:data:`PROMISING`, :data:`JITTER`); the
-    rest goes to one search over every
-    move (a fresh table), which alone can prove a deal ``lost``. The restarts get most of the budget
-    because they decide the two-deck deals (every two-deck win over deals 0-999 came from them, and
-    the complete search proved none lost); a first search that leaves no move out, as always in
-    Rainbow, is complete itself and runs on to the overall limits whatever the share.
+    rest goes to one search over every move (a fresh table), which alone can prove a deal ``lost``. The
+    restarts get most of the budget because they decide the two-deck deals (every two-deck win over deals
+    0-999 came from them, and the complete search proved none lost), and a fifth in Klondike, whose lost
+    deals the complete search proves; a first search that leaves no move out, as always in Rainbow, is
+    complete itself and runs on to the overall limits whatever the share.
 
     ``stock_macros`` searches "draw to a card and play it" as one move (:mod:`~solitaire_env.solver.macros`),
     with stock dominance. ``agent_guidance`` borrows the heuristic agent's judgement in the restarts: every
