@@ -118,10 +118,10 @@ SMALL3_R2 = replace(SMALL3, name="klondike_small_draw3_redeals2", title="Klondik
 
 
 def endgame(rng: random.Random, variant: Variant, least: int = 9, most: int = 13):
-    """A random late position: the foundations well built, ``least``-``most`` cards left, some in the stock
+    """A random late position: ``least``-``most`` cards left (a suit may have none home), some in the stock
     and waste, the piles' cards face down but the top one."""
     while True:
-        found = [rng.randint(6, 13) for _ in range(4)]
+        found = [rng.randint(0, 13) for _ in range(4)]
         left = [(r, s) for s in range(4) for r in range(found[s], 13)]
         if least <= len(left) <= most:
             break
@@ -164,10 +164,10 @@ def replays_to_a_win(variant: Variant, s: np.ndarray, moves: list[int]) -> bool:
 CASES = [  # (variant, positions, the least of each answer that must come up)
     (KLONDIKE, 60, {"won": 50}),
     (klondike_variant(3, None), 60, {"won": 50}),
-    (SMALL, 150, {"won": 50, "lost": 50}),
-    (SMALL3, 150, {"won": 40, "lost": 60}),
-    (SMALL_R1, 60, {"won": 20, "lost": 20}),
-    (SMALL3_R2, 60, {"won": 20, "lost": 20}),
+    (SMALL, 150, {"won": 30, "lost": 60}),
+    (SMALL3, 150, {"won": 25, "lost": 60}),
+    (SMALL_R1, 60, {"won": 10, "lost": 25}),
+    (SMALL3_R2, 60, {"won": 10, "lost": 25}),
 ]
 
 
@@ -226,7 +226,7 @@ def test_a_card_the_rule_calls_safe_never_turns_a_won_position_lost(variant):
                          found[:card[1]] + (found[card[1]] + 1,) + found[card[1] + 1:], stock, waste, redeals)
                 assert winnable(after, variant.draw) == winnable(pos, variant.draw), pos
                 checked += 1
-    assert checked >= 100, checked
+    assert checked >= 80, checked
 
 
 # Found by the exhaustive search among random endgames of the small Klondike: both red Jacks are home, so the
