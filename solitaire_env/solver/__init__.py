@@ -1,4 +1,4 @@
-"""A perfect-information solver for every game (the three seed games and FreeCell): can this deal be won at all?
+"""A perfect-information solver for every game (the three seed games, FreeCell, Klondike): can this deal be won at all?
 
 It sees every card (face-down cards and the stock order included), so it answers a different
 question from the agents: the ceiling any player could reach. It runs on the engine core

@@ -12,8 +12,18 @@ import numpy as np
 from numba import njit
 
 from solitaire_env.engine.jit_cache import drop_stale_cache
-from solitaire_env.engine.variant import O_NRES, O_NSTOCK, O_NWASTE, O_REDEALS, O_RESDOWN, O_STOCK, O_WASTE, SP_REDEALS
-from solitaire_env.solver.hashing import PRIME, key_parts, mix, table_has, table_insert, with_redeals
+from solitaire_env.engine.variant import (
+    O_NRES,
+    O_NSTOCK,
+    O_NWASTE,
+    O_REDEALS,
+    O_RESDOWN,
+    O_STOCK,
+    O_WASTE,
+    SP_DRAW,
+    SP_REDEALS,
+)
+from solitaire_env.solver.hashing import PRIME, key_parts, mix, redeals_key, table_has, table_insert, with_redeals
 
 _jit = njit(cache=True, nogil=True)
 
@@ -26,7 +36,7 @@ def insert_undominated(table, s, sp) -> bool:
     covers this one: whatever wins from here wins from there by the same moves.
     """
     total, h = key_parts(s, sp)
-    r = s[sp[O_REDEALS]]
+    r = redeals_key(s, sp)  # unlimited redeals: 0, and no count above it
     for more in range(r + 1, sp[SP_REDEALS] + 1):
         if table_has(table, with_redeals(total, h, more)):
             return False
@@ -73,8 +83,41 @@ def insert_dominant(table, best, s, sp) -> int:
     return 1
 
 
+@_jit
+def insert_cycle_dominant(table, best, s, sp) -> int:
+    """Stock dominance with unlimited redeals (Klondike): :func:`insert_dominant`'s answers, on another order.
+
+    The stock and waste are one sequence with a cut where the waste ends (``draw`` cards a step). A cut
+    that is a multiple of ``draw``, or the end, is reached from every cut (deal to the end, redeal, deal
+    on): those are one class, all equal. Any other cut is reached only by dealing on from a smaller cut of
+    the same remainder in this pass: one class per remainder, the smaller cut better. The table keeps a
+    key per layout and class, and the best rank stored for it (docs/design.md, "Klondike: the stock").
+    """
+    draw, cut = sp[SP_DRAW], s[sp[O_NWASTE]]
+    total = cut + s[sp[O_NSTOCK]]
+    if cut % draw == 0 or cut == total:
+        cls, rank = 0, 127
+    else:
+        cls, rank = cut % draw, 127 - cut
+    key = mix(layout_key(s, sp) + np.uint64(cls) * PRIME)
+    if key == 0:
+        key = np.uint64(1)
+    mask = np.uint64(table.shape[0] - 1)
+    i = key & mask
+    while table[i] != 0:
+        if table[i] == key:
+            if best[i] >= rank:
+                return 0
+            best[i] = rank
+            return 2
+        i = (i + np.uint64(1)) & mask
+    table[i] = key
+    best[i] = rank
+    return 1
+
+
 # Compiled code here holds the hashing module's code and variant.py's constants: a cache built from
 # other sources is dropped.
 drop_stale_cache(__name__)
 
-__all__ = ["insert_dominant", "insert_undominated", "layout_key"]
+__all__ = ["insert_cycle_dominant", "insert_dominant", "insert_undominated", "layout_key"]

@@ -17,6 +17,8 @@ from solitaire_env.engine import core
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
     DRAW,
+    FOUNDATION_TO_EMPTY,
+    FOUNDATION_TO_TABLEAU,
     O_DOWN,
     O_LEN,
     O_NSTOCK,
@@ -30,7 +32,7 @@ from solitaire_env.engine.variant import (
     WASTE_TO_TABLEAU,
     Variant,
 )
-from solitaire_env.solver.ordering import run_score, split_score
+from solitaire_env.solver.ordering import BACK, run_score, split_score
 
 _jit = njit(cache=True, nogil=True)
 
@@ -101,6 +103,8 @@ def agent_move_score(s, sp, actions, a: int) -> int:
     if kind == WASTE_TO_EMPTY:
         king = core.waste_top(s, sp) % 13 == 12
         return SCALE * T_KING_INTO_EMPTY if king or s[sp[O_NSTOCK]] == 0 else S_WASTE_INTO_EMPTY_EARLY
+    if kind == FOUNDATION_TO_TABLEAU or kind == FOUNDATION_TO_EMPTY:
+        return BACK  # a foundation card back (Klondike): last, as in the solver's own order
     n = s[sp[O_LEN] + src]
     down = s[sp[O_DOWN] + src]
     if kind == TABLEAU_TO_FOUNDATION:

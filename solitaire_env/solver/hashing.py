@@ -28,6 +28,8 @@ from solitaire_env.engine.variant import (
     SP_CAP,
     SP_FOUND,
     SP_PILES,
+    SP_REDEALS,
+    UNLIMITED,
 )
 
 _jit = njit(cache=True, nogil=True)
@@ -38,9 +40,17 @@ PRIME = np.uint64(0x100000001B3)
 @_jit
 def state_key(s, sp) -> np.uint64:
     """The position's canonical 64-bit key: piles and foundations hashed as sets (never 0). Free cells are
-    left out: the piles and foundations fix which cards they hold (docs/design.md, "FreeCell: keys...")."""
+    left out: the piles and foundations fix which cards they hold (docs/design.md, "FreeCell: keys...");
+    so is the stock-seen mark of unlimited redeals (:func:`redeals_key`)."""
     total, h = key_parts(s, sp)
-    return with_redeals(total, h, s[sp[O_REDEALS]])
+    return with_redeals(total, h, redeals_key(s, sp))
+
+
+@_jit
+def redeals_key(s, sp) -> int:
+    """The redeals left, as the key counts them: 0 where redeals are unlimited, whose state slot records
+    only whether the stock has been seen, which no rule reads (and the solver knows every card)."""
+    return 0 if sp[SP_REDEALS] == UNLIMITED else s[sp[O_REDEALS]]
 
 
 @_jit
@@ -105,4 +115,4 @@ def table_has(table, key) -> bool:
 # Compiled code here holds variant.py's constants: a cache built from other sources is dropped.
 drop_stale_cache(__name__)
 
-__all__ = ["PRIME", "key_parts", "mix", "state_key", "table_has", "table_insert", "with_redeals"]
+__all__ = ["PRIME", "key_parts", "mix", "redeals_key", "state_key", "table_has", "table_insert", "with_redeals"]

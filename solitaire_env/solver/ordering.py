@@ -17,6 +17,8 @@ from solitaire_env.engine.variant import (
     CELL_TO_FOUNDATION,
     CELL_TO_TABLEAU,
     DRAW,
+    FOUNDATION_TO_EMPTY,
+    FOUNDATION_TO_TABLEAU,
     O_DOWN,
     O_LEN,
     REDEAL,
@@ -34,6 +36,8 @@ _jit = njit(cache=True, nogil=True)
 # The first phase searches only the promising moves (score at least this): it finds most wins
 # fast, but proves nothing unless it happened to leave no move out.
 PROMISING = 300
+# A foundation card coming back to the tableau (Klondike): below the promising moves.
+BACK = 50
 
 
 @_jit
@@ -52,6 +56,8 @@ def move_score(s, sp, actions, a: int) -> int:
         return 600
     if kind == WASTE_TO_EMPTY:
         return 350
+    if kind == FOUNDATION_TO_TABLEAU or kind == FOUNDATION_TO_EMPTY:
+        return BACK  # a foundation card back (Klondike): seldom needed, so last
     if kind >= CELL_TO_FOUNDATION:
         return cell_score(s, sp, kind, src)
     # A tableau run moving to another pile or into an empty pile.
@@ -121,4 +127,4 @@ def insert_sorted(scores, out, k, sc, m) -> None:
 # is dropped.
 drop_stale_cache(__name__)
 
-__all__ = ["PROMISING", "insert_sorted", "move_score", "run_score", "split_score"]
+__all__ = ["BACK", "PROMISING", "insert_sorted", "move_score", "run_score", "split_score"]

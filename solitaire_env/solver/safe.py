@@ -1,7 +1,8 @@
 """Moves played without branching, and positions given up without searching.
 
 A *safe* foundation move (nothing could ever be built on the card in the tableau) is played at once:
-docs/design.md, "Solver proofs: a safe move can never hurt". A *deadlocked* Rainbow position (a card
+docs/design.md, "Solver proofs: a safe move can never hurt" (and, where foundation cards may come back,
+"Klondike: safe moves when foundation cards come back"). A *deadlocked* Rainbow position (a card
 under a card of its own suit that its foundation needs later) can never be won.
 """
 
@@ -14,6 +15,7 @@ from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
     A_FIRST,
     CELL_TO_FOUNDATION,
+    FOUNDATION_TO_TABLEAU,
     O_BASE,
     O_CELLS,
     O_FCNT,
@@ -42,6 +44,10 @@ def is_safe(s, sp, card: int) -> bool:
     Its foundation position ``p`` (its rank counted from the base rank) is 0 in a game that does not
     wrap (nothing goes on the lowest card), or every copy of position ``p - 1`` in the other colour is
     already on the foundations (only those could be built on it, and foundation cards never come back).
+    Where foundation cards may come back (Klondike), position ``p >= 2`` also needs every copy of
+    position ``p - 2`` in its own colour home: then every card that could ever lie on ``c`` in the
+    tableau, and on those in turn, is of a position and colour whose cards are all home (docs/design.md,
+    "Klondike: safe moves when foundation cards come back").
     """
     if core.foundation_for(s, sp, card) < 0:
         return False
@@ -57,7 +63,15 @@ def is_safe(s, sp, card: int) -> bool:
         n = s[sp[O_FCNT] + f]
         if n >= p and core.is_red(suit * 13) != red:
             below += 1
-    return below >= 2 * decks
+    if below < 2 * decks:
+        return False
+    if p < 2 or sp[A_FIRST + FOUNDATION_TO_TABLEAU] < 0:
+        return True
+    same = 0  # copies of position p - 2 in its own colour on the foundations (its own suit's among them)
+    for f in range(sp[SP_FOUND]):
+        if s[sp[O_FCNT] + f] >= p - 1 and core.is_red(s[sp[O_FSUIT] + f] * 13) == red:
+            same += 1
+    return same >= 2 * decks
 
 
 @_jit

@@ -18,7 +18,7 @@ from numba import njit
 from solitaire_env.engine import core
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import DRAW, REDEAL, SP_N_ACTIONS, SP_NCARDS, SP_PILES, Variant
-from solitaire_env.solver.dominance import insert_dominant, insert_undominated
+from solitaire_env.solver.dominance import insert_cycle_dominant, insert_dominant, insert_undominated
 from solitaire_env.solver.guidance import agent_move_score
 from solitaire_env.solver.hashing import state_key, table_insert
 from solitaire_env.solver.macros import apply_move, step_action, stock_macros
@@ -76,8 +76,12 @@ def order_moves(s, sp, actions, mask, out, min_score, regs, jitter, macros, scor
 
 @_jit
 def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_move, regs, budget, scratch, mask,
-                 min_score, jitter, seed, macros, scores, agent_order, dominance, best) -> None:
-    """Run the depth-first search for at most ``budget`` nodes, resuming from ``regs``."""
+                 min_score, jitter, seed, macros, scores, agent_order, dominance, best, waste) -> None:
+    """Run the depth-first search for at most ``budget`` nodes, resuming from ``regs``.
+
+    ``dominance``: 0 none, 1 stock dominance (:func:`insert_dominant`), 2 its form for unlimited redeals
+    (:func:`insert_cycle_dominant`). ``waste``: the waste's top card may be among the safe moves.
+    """
     n_cards = sp[SP_NCARDS]
     max_depth = states.shape[0]
     if regs[R_STARTED] == 0:
@@ -85,12 +89,14 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
         if jitter > 0:
             np.random.seed(seed)
         states[0, :] = s0
-        play_safe_moves(states[0], sp, actions, scratch, 0, not dominance)
+        play_safe_moves(states[0], sp, actions, scratch, 0, waste)
         regs[R_BEST] = core.foundation_cards(states[0], sp)
         if regs[R_BEST] == n_cards:
             regs[R_STATUS] = WON
             return
-        if dominance:
+        if dominance == 2:
+            insert_cycle_dominant(table, best, states[0], sp)
+        elif dominance:
             insert_dominant(table, best, states[0], sp)
         else:
             table_insert(table, state_key(states[0], sp))
@@ -118,7 +124,7 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
         for i in range(parent.shape[0]):  # an explicit loop: numba's slice copy costs 20 times as much here
             child[i] = parent[i]
         apply_move(child, sp, actions, m)
-        play_safe_moves(child, sp, actions, scratch, 0, not dominance)
+        play_safe_moves(child, sp, actions, scratch, 0, waste)
         done += 1
         regs[R_NODES] += 1
         found = core.foundation_cards(child, sp)
@@ -128,7 +134,9 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
             regs[R_DEPTH] = d + 1
             regs[R_STATUS] = WON
             return
-        if dominance:
+        if dominance == 2:
+            new = insert_cycle_dominant(table, best, child, sp)
+        elif dominance:
             new = insert_dominant(table, best, child, sp)
         elif macros:
             new = 1 if insert_undominated(table, child, sp) else 0
@@ -183,6 +191,23 @@ class Solver:
     stock_dominance: bool = False  # with macros: skip a position a stored one dominates (dominance.py)
     _arrays: dict = field(init=False, repr=False)
 
+    @property
+    def dominance(self) -> int:
+        """The stock dominance searched with: 0 none, 1 :func:`insert_dominant` (one card a draw), 2
+        :func:`insert_cycle_dominant` (unlimited redeals). With several cards a draw and counted redeals
+        there is none (docs/design.md, "Klondike: the stock")."""
+        v = self.variant
+        if not (self.stock_dominance and self.stock_macros):
+            return 0
+        return 2 if v.redeals is None else 1 if v.draw == 1 else 0
+
+    @property
+    def waste_safe(self) -> bool:
+        """Whether the waste's top card is among the safe moves played at once: not under stock dominance
+        (positions it ranks show different waste cards), nor with several cards a draw (playing it would
+        change which cards later draws bring up; docs/design.md, "Klondike: ...")."""
+        return self.dominance == 0 and self.variant.draw == 1
+
     def __post_init__(self) -> None:
         v = self.variant
         if self.memory_mb < 1:
@@ -199,7 +224,7 @@ class Solver:
             scratch=np.zeros(v.n_cards + 1, dtype=np.int16),
             mask=np.zeros(v.n_actions, dtype=np.int8),
             scores=np.zeros(v.n_actions + v.n_cards * (v.spec[SP_PILES] + 2), dtype=np.int64),
-            best=np.zeros(slots if self.stock_dominance else 1, dtype=np.int16),
+            best=np.zeros(slots if self.dominance else 1, dtype=np.int16),
         )
         self.max_load = int(slots * 0.75)
 
@@ -241,7 +266,7 @@ class Solver:
         search_slice(self.start, self.variant.spec, self.variant.actions, a["table"], self.max_load, a["states"],
                      a["moves"], a["n_moves"], a["next_move"], a["regs"], budget, a["scratch"], a["mask"],
                      self.min_score, self.jitter, self.seed, self.stock_macros, a["scores"],
-                     self.agent_order, self.stock_dominance, a["best"])
+                     self.agent_order, self.dominance, a["best"], self.waste_safe)
         return int(a["regs"][R_STATUS])
 
     def first_move(self) -> int:
@@ -259,8 +284,7 @@ class Solver:
         path = np.array([a["moves"][d, a["next_move"][d] - 1] for d in range(depth)], dtype=np.int32)
         steps = int((path // self.variant.n_actions).sum())
         out = np.zeros(depth + steps + self.variant.n_cards + 1, dtype=np.int16)
-        n = replay_path(self.start, self.variant.spec, self.variant.actions, path, depth, out,
-                        not self.stock_dominance)
+        n = replay_path(self.start, self.variant.spec, self.variant.actions, path, depth, out, self.waste_safe)
         return [int(x) for x in out[:n]]
 
 

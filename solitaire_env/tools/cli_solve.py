@@ -21,7 +21,10 @@ def add_solver_commands(commands: argparse._SubParsersAction) -> None:
         "solve", help="solve deals with every card known: how winnable is a game",
         description="Solve deals A .. B-1 of GAME with the perfect-information solver, in parallel, writing "
                     "one CSV row per deal and printing the winnable fraction with its 95% interval.")
-    so.add_argument("game", metavar="GAME", help="rank_and_file, number_ten, rainbow or freecell (or an env id)")
+    so.add_argument("game", metavar="GAME",
+                    help="rank_and_file, number_ten, rainbow, freecell (freecell_3cells: 3 cells) or klondike (draw 1, "
+                         "unlimited redeals; klondike_draw3, klondike_redeals2, klondike_draw3_redeals0, ...), or an "
+                         "env id")
     seeds = so.add_mutually_exclusive_group(required=True)
     seeds.add_argument("--seeds", type=seed_range, metavar="A:B", help="deals A to B-1, e.g. 0:1000")
     seeds.add_argument("--retry", metavar="CSV",
@@ -31,10 +34,10 @@ def add_solver_commands(commands: argparse._SubParsersAction) -> None:
     so.add_argument("--max-nodes", type=positive_int, metavar="N", help="positions per deal (default: no limit)")
     so.add_argument("--memory", type=positive_int, default=512, metavar="MB",
                     help="transposition table per job, MB (default 512)")
-    so.add_argument("--restart-share", type=float, default=0.9, metavar="F",
+    so.add_argument("--restart-share", type=float, metavar="F",
                     help="share of each deal's limits given to the restarted searches over promising moves, "
                          "which find wins; the rest goes to the complete search, which alone can prove a loss "
-                         "(default 0.9; in [0, 1); Rainbow's first search is complete and ignores it)")
+                         "(default 0.9, Klondike 0.2; in [0, 1); Rainbow's first search is complete and ignores it)")
     so.add_argument("--stock-macros", action=argparse.BooleanOptionalAction, default=None,
                     help="search 'draw to a card and play it' as one move instead of single draws: sound, fewer "
                          "positions (default: on for Rainbow, off for the two-deck games)")
@@ -87,14 +90,14 @@ def add_solver_commands(commands: argparse._SubParsersAction) -> None:
 def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import json
 
-    from solitaire_env.engine.games import get_variant
     from solitaire_env.solver import SolveOptions
+    from solitaire_env.solver.api import check_solvable
     from solitaire_env.solver.winnability import merge_results, read_results, solve_deals, write_results
     from solitaire_env.tools.winnability import default_jobs, format_summary, parse_seeds, solver_options, summarize
 
     game = ENV_IDS[args.game][1] if args.game in ENV_IDS else args.game
     try:
-        get_variant(game)
+        check_solvable(game)
         earlier = read_results(args.retry) if args.retry else []
         seeds = parse_seeds(args.seeds) if args.seeds else [r.seed for r in earlier if r.result == "unknown"]
     except ValueError as e:
@@ -105,7 +108,7 @@ def _solve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"{args.retry} leaves no deal unknown: nothing to retry")
     if not args.time_limit > 0:
         parser.error(f"--time-limit must be positive (seconds), got {args.time_limit}")
-    if not 0 <= args.restart_share < 1:
+    if args.restart_share is not None and not 0 <= args.restart_share < 1:
         parser.error(f"--restart-share must be at least 0 and below 1, got {args.restart_share}")
     for path in (args.csv, args.json):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
@@ -173,6 +176,7 @@ def _label_deals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 def _verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import time
 
+    from solitaire_env.engine.games import get_variant
     from solitaire_env.solver.winnability import GAMES, data_path, read_results, replay_lines
 
     source = ENV_IDS[args.source][1].name if args.source in ENV_IDS else args.source
@@ -185,8 +189,10 @@ def _verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if game is None:
             parser.error(f"say which game {path} holds: --game {' | '.join(GAMES)}")
         game = ENV_IDS[game][1].name if game in ENV_IDS else game
-        if game not in GAMES:
-            parser.error(f"unknown game {game!r}; known: {', '.join(GAMES)}")
+        try:  # a solve CSV may hold any game the solver plays (klondike_draw3, freecell_3cells, ...)
+            game = get_variant(game).name
+        except ValueError as e:
+            parser.error(str(e))
     try:
         rows = read_results(path)
     except FileNotFoundError:
