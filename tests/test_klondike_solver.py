@@ -181,23 +181,36 @@ def test_the_solver_agrees_with_an_exhaustive_search_on_random_endgames(variant,
 @pytest.mark.parametrize("macros", [True, False], ids=["macros", "single-draws"])
 @pytest.mark.parametrize("variant,n,least", CASES, ids=[c[0].name for c in CASES])
 def test_the_solver_agrees_with_an_exhaustive_search_on_more_endgames(variant, n, least, macros):
-    agree_on_endgames(variant, 8 * n, {k: 8 * m for k, m in least.items()}, macros, seed=1000 + variant.draw)
+    agree_on_endgames(variant, 8 * n, {k: 8 * m for k, m in least.items()}, macros, seed=1000 + variant.draw,
+                      max_nodes=5_000_000)
 
 
-def agree_on_endgames(variant: Variant, n: int, least: dict, macros: bool, seed: int) -> None:
-    """The solver's answer is the exhaustive search's on ``n`` random endgames, and each won line replays."""
+def agree_on_endgames(variant: Variant, n: int, least: dict, macros: bool, seed: int,
+                      max_nodes: int = 300_000) -> None:
+    """The solver's answer is the exhaustive search's on ``n`` random endgames, and each won line replays.
+    An endgame the exhaustive search cannot decide within its limit, or the solver within its own (a few
+    among thousands), is left out."""
     rng = random.Random(seed)
-    answers = {"won": 0, "lost": 0}
+    answers = {"won": 0, "lost": 0, "left out": 0, "solver unknown": 0}
     for _ in range(n):
         pos = endgame(rng, variant, 12, 18)
-        expected = {True: "won", False: "lost"}[winnable(pos, variant.draw)]
+        exhaustive = winnable(pos, variant.draw)
+        if exhaustive is None:
+            answers["left out"] += 1
+            continue
+        expected = "won" if exhaustive else "lost"
         s = engine_state(variant, pos)
-        got = solve(variant, state_array=s, time_limit=None, max_nodes=300_000, memory_mb=8, stock_macros=macros)
+        got = solve(variant, state_array=s, time_limit=None, max_nodes=max_nodes,
+                    memory_mb=8 * (1 + max_nodes // 10**6), stock_macros=macros)
+        if got.result == "unknown":  # a limit, never a wrong answer: single draws may hit the depth limit
+            answers["solver unknown"] += 1
+            continue
         assert got.result == expected, (pos, got)
         answers[expected] += 1
         if got.result == "won":
             assert replays_to_a_win(variant, s, got.moves), pos
     assert all(answers[k] >= m for k, m in least.items()), answers  # both answers are checked
+    assert answers["left out"] + answers["solver unknown"] <= n // 50, answers
 
 
 def two_deck_rule(found, card) -> bool:
