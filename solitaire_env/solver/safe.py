@@ -103,7 +103,8 @@ def play_safe_moves(s, sp, actions, record, n_record, waste) -> int:
 
     Their action ids are written to ``record`` from index ``n_record`` on (it needs room for one per
     card of the game). ``waste``: consider the waste's top card too (the solver leaves it to the search
-    under stock dominance: see :func:`~solitaire_env.solver.dominance.insert_dominant`). Which moves are
+    under stock dominance, see :func:`~solitaire_env.solver.dominance.insert_dominant`, and with several
+    cards a draw, where taking it out would change what later draws turn up). Which moves are
     safe depends only on cards a player sees, so an agent can use this on any guess of the hidden cards.
     """
     a = safe_action(s, sp, waste)
