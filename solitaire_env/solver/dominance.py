@@ -59,16 +59,10 @@ def layout_key(s, sp) -> np.uint64:
     return key if key != 0 else np.uint64(1)
 
 
-@_jit
-def insert_dominant(table, best, s, sp) -> int:
-    """Stock dominance: 0 if a position at least as good is stored, else store this one (1: new, 2: better).
-
-    Positions that differ only in where the stock has got to are ranked: more redeals left is better,
-    and with as many, fewer cards dealt to the waste (the one can deal on to where the other is, or
-    redeal and deal to anywhere). ``best`` holds the best rank stored for each layout key.
-    """
-    rank = s[sp[O_REDEALS]] * 128 + 127 - s[sp[O_NWASTE]]
-    key = layout_key(s, sp)
+@njit(cache=True, nogil=True, inline="always")
+def _insert_ranked(table, best, key, rank: int) -> int:
+    """Store ``key`` with ``rank`` unless it is stored with a rank at least as good: 0 (covered), 1 (new),
+    2 (a better rank replaces the stored one). ``best`` holds the rank stored beside each key."""
     mask = np.uint64(table.shape[0] - 1)
     i = key & mask
     while table[i] != 0:
@@ -81,6 +75,19 @@ def insert_dominant(table, best, s, sp) -> int:
     table[i] = key
     best[i] = rank
     return 1
+
+
+@_jit
+def insert_dominant(table, best, s, sp) -> int:
+    """Stock dominance: 0 if a position at least as good is stored, else store this one (1: new, 2: better).
+
+    Positions that differ only in where the stock has got to are ranked: more redeals left is better,
+    and with as many, fewer cards dealt to the waste (the one can deal on to where the other is, or
+    redeal and deal to anywhere). ``best`` holds the best rank stored for each layout key.
+    """
+    rank = s[sp[O_REDEALS]] * 128 + 127 - s[sp[O_NWASTE]]
+    key = layout_key(s, sp)
+    return _insert_ranked(table, best, key, rank)
 
 
 @_jit
@@ -102,18 +109,7 @@ def insert_cycle_dominant(table, best, s, sp) -> int:
     key = mix(layout_key(s, sp) + np.uint64(cls) * PRIME)
     if key == 0:
         key = np.uint64(1)
-    mask = np.uint64(table.shape[0] - 1)
-    i = key & mask
-    while table[i] != 0:
-        if table[i] == key:
-            if best[i] >= rank:
-                return 0
-            best[i] = rank
-            return 2
-        i = (i + np.uint64(1)) & mask
-    table[i] = key
-    best[i] = rank
-    return 1
+    return _insert_ranked(table, best, key, rank)
 
 
 # Compiled code here holds the hashing module's code and variant.py's constants: a cache built from
