@@ -38,6 +38,7 @@ from solitaire_env.solver.registers import (
     WON,
 )
 from solitaire_env.solver.safe import deadlocked, play_safe_moves
+from solitaire_env.solver.splits import splits_pruned, useless_split
 
 _jit = njit(cache=True, nogil=True)
 
@@ -50,12 +51,16 @@ def order_moves(s, sp, actions, mask, out, min_score, regs, jitter, macros, scor
     move was left out otherwise: the search is then no proof of a loss.
     """
     n_legal = core.legal_mask(s, sp, actions, mask)
+    splits = splits_pruned(sp)
     k = 0
     for a in range(sp[SP_N_ACTIONS]):
         if mask[a]:
             kind = actions[a, 0]
             if macros and (kind == DRAW or kind == REDEAL):
                 n_legal -= 1  # searched as a macro
+                continue
+            if splits and useless_split(s, sp, actions, a):
+                n_legal -= 1  # a split can wait until the card it uncovers is used (splits.py)
                 continue
             sc = agent_move_score(s, sp, actions, a) if agent_order else move_score(s, sp, actions, a)
             if sc < min_score:
