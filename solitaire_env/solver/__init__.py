@@ -14,11 +14,12 @@ the rules. One module per concern:
   (:data:`PROMISING`);
 * :mod:`~solitaire_env.solver.guidance`: the heuristic agent's move order;
 * :mod:`~solitaire_env.solver.macros`: "draw to a card and play it" as one move;
+* :mod:`~solitaire_env.solver.splits`: Klondike's split moves left out until the card they uncover is used;
 * :mod:`~solitaire_env.solver.search`: the resumable compiled depth-first search (:class:`Solver`);
 * :mod:`~solitaire_env.solver.rollouts`: greedy lines with one-move look-ahead;
 * :mod:`~solitaire_env.solver.api`: :func:`solve`, the restarts, the limits and the guidance.
 
-Why each piece is sound (safe moves, stock macros, stock dominance, key collisions): docs/design.md,
+Why each piece is sound (safe moves, stock macros, stock dominance, split moves, key collisions): docs/design.md,
 "Solver proofs"; what each gained, measured: docs/design.md, "Solver and search agent".
 
 >>> from solitaire_env.solver import solve

@@ -4,7 +4,8 @@ Iterative, over an explicit stack of positions; every position reached is stored
 table (:mod:`~solitaire_env.solver.hashing`) and never expanded twice. Safe foundation moves are played
 at once (:mod:`~solitaire_env.solver.safe`); moves are tried in the order of
 :mod:`~solitaire_env.solver.ordering` (or of the agent: :mod:`~solitaire_env.solver.guidance`), with
-the draws folded into stock macros where asked (:mod:`~solitaire_env.solver.macros`). Why each of
+the draws folded into stock macros where asked (:mod:`~solitaire_env.solver.macros`), and Klondike's
+split moves left out until the card they uncover can be used (:mod:`~solitaire_env.solver.splits`). Why each of
 these is sound: docs/design.md, "Solver proofs".
 """
 
