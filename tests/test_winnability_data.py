@@ -17,7 +17,7 @@ from solitaire_env.solver import winnability as w
 from solitaire_env.tools.cli import main
 from solitaire_env.tools.winnability import LABEL_PASSES, label_deals
 
-GAMES = ("rank_and_file", "number_ten", "rainbow", "freecell")
+GAMES = ("rank_and_file", "number_ten", "rainbow", "freecell", "klondike_draw3")
 
 
 @pytest.fixture(scope="module", params=GAMES)
@@ -203,3 +203,20 @@ def test_evaluate_command_winnable_only(capsys):
         main(["evaluate", "--env", "NumberTen-v0", "--agent", "random", "--episodes", "3", "--winnable-only",
               "--deals", "validation"])
     assert "--winnable-only plays test deals" in capsys.readouterr().err
+
+
+def test_winnable_only_takes_the_answers_of_the_rule_set_played():
+    """Klondike draw 3 has answers of its own; FreeCell with three cells has none shipped."""
+    from solitaire_env.agents import make_agent
+    from solitaire_env.tools.evaluation import evaluate
+
+    agent = {"random": make_agent("random", "Klondike-v0")}
+    firsts = {}
+    for draw, game in ((1, "klondike"), (3, "klondike_draw3")):
+        result = evaluate("Klondike-v0", agent, 6, env_kwargs={"draw": draw}, winnable_only=True)
+        firsts[game] = result.deals
+        assert result.deals == sorted(w.winnable_seeds(game))[:6]
+    assert firsts["klondike"] != firsts["klondike_draw3"]  # so the check tells the two apart
+    with pytest.raises(ValueError, match="no shipped winnability data"):
+        evaluate("FreeCell-v0", {"random": make_agent("random", "FreeCell-v0")}, 3, env_kwargs={"cells": 3},
+                 winnable_only=True)

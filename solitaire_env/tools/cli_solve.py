@@ -69,7 +69,8 @@ def add_solver_commands(commands: argparse._SubParsersAction) -> None:
                     "passes of the shipped data and "
                     "write GAME.csv.gz and GAME.json (by default into the package's data folder, replacing "
                     "the shipped files). An interrupted run reuses every finished pass.")
-    ld.add_argument("games", nargs="*", metavar="GAME", help="games to label (default: all four)")
+    ld.add_argument("games", nargs="*", metavar="GAME",
+                    help="games to label (default: all six, Klondike's draw 1 and klondike_draw3 among them)")
     ld.add_argument("--out", metavar="DIR", help="write there instead of the package's data folder")
     ld.add_argument("--seeds", type=seed_range, metavar="A:B",
                     help="only deals A to B-1 (default 0:1000; FreeCell 1:1001)")

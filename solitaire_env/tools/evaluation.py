@@ -28,6 +28,7 @@ import gymnasium as gym
 import numpy as np
 
 from solitaire_env.engine.deals import describe, split_of
+from solitaire_env.engine.variant import Variant
 from solitaire_env.envs.registration import ENV_IDS
 from solitaire_env.parallel import Backend, TaskError, run_tasks
 from solitaire_env.tools.episodes import EpisodeRunner
@@ -248,8 +249,9 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     """Play each agent on deals ``seed .. seed + episodes - 1`` of ``env_id`` and summarise.
 
     ``winnable_only``: play instead the first ``episodes`` deals from ``seed`` on that the shipped solver
-    data proves winnable (:func:`solitaire_env.solver.winnability.winnable_seeds`; deals 0-999 only, so a
-    ``ValueError`` if there are too few). Whenever some deal played has shipped data, each summary also
+    data proves winnable (:func:`solitaire_env.solver.winnability.winnable_seeds`, for the rule set the env
+    plays: ``{"draw": 3}`` takes ``klondike_draw3``'s; deals 0-999 only, so a ``ValueError`` if there are too
+    few, or none shipped for the rule set). Whenever some deal played has shipped data, each summary also
     gives the win rate on the proved-winnable deals among those played.
 
     ``max_episode_steps``: ``None`` keeps the env's registered time limit. ``env_kwargs``: arguments
@@ -301,7 +303,7 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
         raise ValueError(f"env_kwargs: {e}") from None
     limit = env.spec.max_episode_steps if env.spec is not None else None
 
-    labels = _shipped_labels(env_id)
+    labels = _shipped_labels(env.unwrapped.variant)  # the rule set played: Klondike draw 3 has labels of its own
     if winnable_only:
         if labels is None:
             raise ValueError(f"no shipped winnability data for {env_id}: cannot pick the winnable deals")
@@ -413,12 +415,13 @@ def play_batched(env_id: str, env_kwargs: dict, name: str, agent: Agent, deals: 
         yield EpisodeRecord(name, e.deal, e.won, e.foundation_cards, e.length, e.truncated, e.total_return)
 
 
-def _shipped_labels(env_id: str) -> tuple[set[int], set[int]] | None:
-    """(the deals with shipped winnability data, those proved winnable), or None if none is shipped."""
+def _shipped_labels(variant: Variant) -> tuple[set[int], set[int]] | None:
+    """(the deals with shipped winnability data for ``variant``'s rule set, those proved winnable), or None if
+    none is shipped (as for FreeCell with other than 4 cells)."""
     from solitaire_env.solver import winnability
 
     try:
-        rows = winnability.load(ENV_IDS[env_id][1])
+        rows = winnability.load(variant)
     except FileNotFoundError:
         return None
     return {r.seed for r in rows}, {r.seed for r in rows if r.result == "won"}
