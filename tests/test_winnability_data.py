@@ -17,7 +17,7 @@ from solitaire_env.solver import winnability as w
 from solitaire_env.tools.cli import main
 from solitaire_env.tools.winnability import LABEL_PASSES, label_deals
 
-GAMES = ("rank_and_file", "number_ten", "rainbow", "freecell", "klondike_draw3")
+GAMES = ("rank_and_file", "number_ten", "rainbow", "freecell", "klondike", "klondike_draw3")
 
 
 @pytest.fixture(scope="module", params=GAMES)

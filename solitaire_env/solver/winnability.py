@@ -237,7 +237,7 @@ def solve_deals(game: str, seeds: Iterable[int], options: SolveOptions | None = 
 # Deals 0-999 of each game, made by ``solitaire-env label-deals`` (solitaire_env.tools.winnability) and read here.
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "winnability"
-GAMES = ("rank_and_file", "number_ten", "rainbow", "freecell", "klondike_draw3")
+GAMES = ("rank_and_file", "number_ten", "rainbow", "freecell", "klondike", "klondike_draw3")
 
 
 def data_path(game: str) -> Path:
