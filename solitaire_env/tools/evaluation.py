@@ -306,7 +306,8 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     labels = _shipped_labels(env.unwrapped.variant)  # the rule set played: Klondike draw 3 has labels of its own
     if winnable_only:
         if labels is None:
-            raise ValueError(f"no shipped winnability data for {env_id}: cannot pick the winnable deals")
+            raise ValueError(f"no shipped winnability data for {env_id} as played here ({env.unwrapped.variant.name}): "
+                             "cannot pick the winnable deals")
         labelled, winnable = labels
         deals = sorted(d for d in winnable if d >= seed)[:episodes]
         if len(deals) < episodes:
