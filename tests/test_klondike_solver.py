@@ -344,19 +344,48 @@ def _split_action(s) -> int:
 
 
 @pytest.mark.parametrize("twin_at, found, kept", [
-    ("down", (0, 0, 0, 0), False),   # the twin cannot come and the nine cannot go home: left out
-    ("up", (0, 0, 0, 0), True),      # the twin could come onto the nine
-    ("stock", (0, 0, 0, 0), True),   # ... from the stock
-    ("home", (0, 8, 0, 0), True),    # ... back from its foundation's top
-    ("home", (0, 9, 0, 0), False),   # under the nine of diamonds it cannot
+    ("down", (0, 0, 0, 0), False),   # the nine of spades cannot go home: left out
+    ("up", (0, 0, 0, 0), False),     # ... even where the twin could come onto it (it goes onto the nine of clubs)
+    ("stock", (0, 0, 0, 0), False),  # ... from the stock
+    ("home", (0, 8, 0, 0), False),   # ... or back from its foundation
     ("down", (0, 0, 0, 8), True),    # the nine of spades could go home
+    ("up", (0, 0, 0, 8), True),
 ])
-def test_a_split_is_searched_only_when_the_card_it_uncovers_can_be_used_at_once(twin_at, found, kept):
+def test_a_split_is_searched_only_when_the_card_it_uncovers_can_go_home_at_once(twin_at, found, kept):
     """``useless_split`` on the pattern of docs/design.md ("Klondike: a split move is searched only when the
-    card it uncovers is used at once"): the eight of hearts moving from the nine of spades to the nine of
+    card it uncovers goes home at once"): the eight of hearts moving from the nine of spades to the nine of
     clubs. The rule's soundness is checked by the exhaustive comparisons above (with every split left out
     instead, 22 of the 25 exhaustive-search tests here fail, default and slow)."""
-    from solitaire_env.solver.splits import useless_split
+    from solitaire_env.solver.splits import split_home, useless_split
 
-    s = engine_state(KLONDIKE, _split_position(twin_at, found))
-    assert useless_split(s, KLONDIKE.spec, KLONDIKE.actions, _split_action(s)) is not kept
+    v = KLONDIKE
+    s = engine_state(v, _split_position(twin_at, found))
+    a = _split_action(s)
+    assert useless_split(s, v.spec, v.actions, a) is not kept
+    if kept:  # searched as one move with the nine of spades going home
+        home = split_home(s, v.spec, v.actions, a)
+        core.apply_action(s, v.spec, v.actions, a)
+        mask = np.zeros(v.n_actions, dtype=np.int8)
+        core.legal_mask(s, v.spec, v.actions, mask)
+        assert home >= 0 and mask[home]
+        core.apply_action(s, v.spec, v.actions, home)
+        assert core.foundation_cards(s, v.spec) == sum(found) + 1
+
+
+def test_klondike_keys_leave_out_which_twin_a_run_lies_on():
+    """docs/design.md, "Klondike: face-up runs left out of the key": the eight of hearts on the nine of
+    spades or on the nine of clubs is one key; the same cards with the eight as a pile's base are not."""
+    from solitaire_env.solver.hashing import state_key
+
+    def key(piles):
+        placed = {c for d, u in piles for c in d + u}
+        stock = tuple(c for c in ((r, s) for s in range(4) for r in range(13)) if c not in placed)
+        return state_key(engine_state(KLONDIKE, (piles, (0, 0, 0, 0), stock, (), None)), KLONDIKE.spec)
+
+    nine_s, eight_h, nine_c, king_c = (8, 3), (7, 2), (8, 0), (12, 0)
+    empty = [((), ()) for _ in range(KLONDIKE.piles - 2)]
+    on_spade = key((((king_c,), (nine_s, eight_h)), ((), (nine_c,)), *empty))
+    on_club = key((((king_c,), (nine_s,)), ((), (nine_c, eight_h)), *empty))
+    assert on_spade == on_club
+    as_base = key((((king_c,), (nine_s,)), ((), (nine_c,)), ((), (eight_h,)), *empty[1:]))
+    assert as_base != on_spade

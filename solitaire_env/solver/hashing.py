@@ -2,7 +2,9 @@
 
 A key is 64 bits; the table is open addressing over a ``uint64`` array whose empty slots hold 0 (no
 key is 0). Tableau piles and foundations are hashed one by one and their hashes *added*, so positions
-that differ only in the order of piles share a key.
+that differ only in the order of piles share a key. In Klondike a pile is hashed by its face-down cards
+and its first face-up card only: where the other face-up cards lie changes nothing a search can win
+(docs/design.md, "Klondike: face-up runs left out of the key").
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from solitaire_env.engine.variant import (
     SP_REDEALS,
     UNLIMITED,
 )
+from solitaire_env.solver.splits import splits_pruned
 
 _jit = njit(cache=True, nogil=True)
 
@@ -64,10 +67,13 @@ def with_redeals(total, h, redeals: int) -> np.uint64:
 def key_parts(s, sp):
     """``state_key`` without the redeals: (pile and foundation sum, the rest), to try other counts cheaply."""
     piles, cap = sp[SP_PILES], sp[SP_CAP]
+    bases_only = splits_pruned(sp)
     total = np.uint64(0)
     for p in range(piles):
-        n = s[sp[O_LEN] + p]
-        h = np.uint64(n * 64 + s[sp[O_DOWN] + p] + 1)
+        n, down = s[sp[O_LEN] + p], s[sp[O_DOWN] + p]
+        if bases_only:
+            n = min(n, down + 1)  # Klondike: the face-up cards above the first are left out (see the doc)
+        h = np.uint64(n * 64 + down + 1)
         base = sp[O_TAB] + p * cap
         for k in range(n):
             h = h * PRIME + np.uint64(s[base + k] + 1)

@@ -39,7 +39,7 @@ from solitaire_env.solver.registers import (
     WON,
 )
 from solitaire_env.solver.safe import deadlocked, play_safe_moves
-from solitaire_env.solver.splits import splits_pruned, useless_split
+from solitaire_env.solver.splits import split_home, splits_pruned, useless_split
 
 _jit = njit(cache=True, nogil=True)
 
@@ -129,7 +129,10 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
         parent = states[d]
         for i in range(parent.shape[0]):  # an explicit loop: numba's slice copy costs 20 times as much here
             child[i] = parent[i]
+        home = split_home(parent, sp, actions, m)
         apply_move(child, sp, actions, m)
+        if home >= 0:
+            core.apply_action(child, sp, actions, home)  # a split and its card home: one move (splits.py)
         play_safe_moves(child, sp, actions, scratch, 0, waste)
         done += 1
         regs[R_NODES] += 1
@@ -171,8 +174,13 @@ def replay_path(s0, sp, actions, path, n_path, out, waste) -> int:
             out[n] = step_action(s, sp)
             core.apply_action(s, sp, actions, out[n])
             n += 1
+        home = split_home(s, sp, actions, path[i])
         out[n] = path[i] % sp[SP_N_ACTIONS]
         core.apply_action(s, sp, actions, out[n])
+        if home >= 0:
+            n += 1
+            out[n] = home
+            core.apply_action(s, sp, actions, home)
         n = play_safe_moves(s, sp, actions, out, n + 1, waste)
     return n
 
@@ -289,7 +297,7 @@ class Solver:
         depth = int(a["regs"][R_DEPTH])
         path = np.array([a["moves"][d, a["next_move"][d] - 1] for d in range(depth)], dtype=np.int32)
         steps = int((path // self.variant.n_actions).sum())
-        out = np.zeros(depth + steps + self.variant.n_cards + 1, dtype=np.int16)
+        out = np.zeros(2 * depth + steps + self.variant.n_cards + 1, dtype=np.int16)  # + cards sent home
         n = replay_path(self.start, self.variant.spec, self.variant.actions, path, depth, out, self.waste_safe)
         return [int(x) for x in out[:n]]
 
