@@ -352,8 +352,8 @@ def _split_action(s) -> int:
     ("up", (0, 0, 0, 8), True),
 ])
 def test_a_split_is_searched_only_when_the_card_it_uncovers_can_go_home_at_once(twin_at, found, kept):
-    """``useless_split`` on the pattern of docs/design.md ("Klondike: a split move is searched only when the
-    card it uncovers goes home at once"): the eight of hearts moving from the nine of spades to the nine of
+    """``useless_split`` and ``split_home`` on the pattern of docs/design.md ("Klondike: face-up runs left out
+    of the key, and a split only with its card going home"): the eight of hearts moving from the nine of spades to the nine of
     clubs. The rule's soundness is checked by the exhaustive comparisons above (with every split left out
     instead, 22 of the 25 exhaustive-search tests here fail, default and slow)."""
     from solitaire_env.solver.splits import split_home, useless_split

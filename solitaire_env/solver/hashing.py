@@ -4,7 +4,7 @@ A key is 64 bits; the table is open addressing over a ``uint64`` array whose emp
 key is 0). Tableau piles and foundations are hashed one by one and their hashes *added*, so positions
 that differ only in the order of piles share a key. In Klondike a pile is hashed by its face-down cards
 and its first face-up card only: where the other face-up cards lie changes nothing a search can win
-(docs/design.md, "Klondike: face-up runs left out of the key").
+(docs/design.md, "Klondike: face-up runs left out of the key, ...").
 """
 
 from __future__ import annotations

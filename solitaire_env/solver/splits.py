@@ -1,11 +1,11 @@
-"""Klondike's split moves that need not be searched (docs/design.md, "Klondike: a split move is searched
-only when the card it uncovers goes home at once").
+"""Klondike's split moves: searched only with the card they uncover going home (docs/design.md, "Klondike:
+face-up runs left out of the key, and a split only with its card going home").
 
 A *split* moves part of a pile's face-up run onto another pile: run ``R`` headed by card ``x`` leaves
 card ``u`` (face up) for card ``y`` of the same rank and colour as ``u``. Nothing is turned up and no pile
-empties; the only new thing is that ``u`` is uncovered. Any winning line can play each split just before
-``u`` goes home (a split followed by a card onto ``u`` is replaced by that card onto ``y``, with the two
-runs exchanged), so a split is searched only where ``u`` could go home at once.
+empties; the position before and the one after differ only in which of the twins ``u``, ``y`` the run lies
+on, and such positions win alike (the solver's key leaves that out). So a split is searched only where
+``u`` can go home at once, as one move with ``u`` going home.
 """
 
 from __future__ import annotations
