@@ -267,6 +267,23 @@ def test_json_states_of_the_rule_sets_are_checked():
     assert Game.from_state(seen).get_state() == seen
 
 
+def test_a_state_with_face_up_cards_out_of_a_run_is_refused():
+    """A pile's face-up part is always a run in Klondike (the solver's key relies on it): a state with a
+    card face up on one it cannot be built on is refused, naming the pile, and the game keeps its position."""
+    game = Game("klondike", seed=1)
+    state, before = game.get_state(), game.state.copy()
+
+    def with_on_pile_0(card: str) -> dict:
+        return {**state, "tableau": [[*state["tableau"][0], card], *state["tableau"][1:]],
+                "stock": [c for c in state["stock"] if c != card]}
+
+    with pytest.raises(ValueError, match=r"tableau\[0\] has 9c face up on 3h"):
+        game.set_state(with_on_pile_0("9c"))
+    assert (game.state == before).all()
+    game.set_state(with_on_pile_0("2s"))  # the two of spades goes onto the three of hearts
+    assert game.get_state()["tableau"][0] == ["3h", "2s"]
+
+
 def test_rule_set_names_and_options():
     assert klondike_variant() is KLONDIKE and klondike_variant(3, None).name == "klondike_draw3"
     assert game_options(klondike_variant(3, 0)) == (KLONDIKE, {"draw": 3, "redeals": 0})

@@ -353,9 +353,9 @@ def _split_action(s) -> int:
 ])
 def test_a_split_is_searched_only_when_the_card_it_uncovers_can_go_home_at_once(twin_at, found, kept):
     """``useless_split`` and ``split_home`` on the pattern of docs/design.md ("Klondike: face-up runs left out
-    of the key, and a split only with its card going home"): the eight of hearts moving from the nine of spades to the nine of
-    clubs. The rule's soundness is checked by the exhaustive comparisons above (with every split left out
-    instead, 22 of the 25 exhaustive-search tests here fail, default and slow)."""
+    of the key, and a split only with its card going home"): the eight of hearts moving from the nine of
+    spades to the nine of clubs. The rule's soundness is checked by the exhaustive comparisons above (with
+    every split left out instead, 22 of the 25 exhaustive-search tests here fail, default and slow)."""
     from solitaire_env.solver.splits import split_home, useless_split
 
     v = KLONDIKE

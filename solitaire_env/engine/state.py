@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from solitaire_env.engine import ms_deals, pcg64
-from solitaire_env.engine.cards import RANKS, card_from_str, card_to_str
+from solitaire_env.engine.cards import RANKS, card_from_str, card_to_str, is_red
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.jit_cache import drop_stale_cache
 from solitaire_env.engine.variant import (
@@ -359,6 +359,18 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
                 raise ValueError(
                     f"foundations[{f}][{k}] is {card_to_str(card)}, which breaks the build: expected {want}"
                 )
+
+    # Klondike builds every face-up card onto one of the next rank and other colour (the solver's key
+    # relies on it: docs/design.md, "Klondike: face-up runs left out of the key").
+    if v.kings_to_empty:
+        for p, (cards, down) in enumerate(tableau):
+            for k in range(down + 1, len(cards)):
+                under, card = cards[k - 1], cards[k]
+                if card % 13 != under % 13 - 1 or is_red(card) == is_red(under):
+                    raise ValueError(
+                        f"tableau[{p}] has {card_to_str(card)} face up on {card_to_str(under)}: in {v.title} a "
+                        "pile's face-up cards run down one rank at a time in alternating colours"
+                    )
 
     # Rainbow's refill rule, and the engine's storage bounds (never reached in play).
     if v.auto_fill and reserve[0] and any(not cards for cards, _ in tableau):
