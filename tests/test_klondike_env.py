@@ -78,8 +78,9 @@ def test_a_card_taken_back_from_a_foundation_costs_what_it_earned():
         state["tableau"][p] = [c for c in pile if c.lstrip("#") not in ("As", "2d")]
         if state["tableau"][p] and state["tableau"][p][-1].startswith("#"):
             state["tableau"][p][-1] = state["tableau"][p][-1][1:]
-    state["stock"] = [c for c in state["stock"] if c not in ("As", "2d")]
-    state["tableau"][0] = state["tableau"][0] + ["2d"]
+    # Pile 0 (one card, face up) becomes the red Two alone; its card goes to the stock.
+    state["stock"] = [c for c in state["stock"] if c not in ("As", "2d")] + state["tableau"][0]
+    state["tableau"][0] = ["2d"]
     state["foundations"][0] = ["As"]
     _, info = env.reset(options={"state": state})
     back = env.unwrapped.encode_action(solitaire_env.Move("foundation", 0, "tableau", 0, 1))
