@@ -14,9 +14,10 @@ import numpy as np
 from numba import njit
 
 from solitaire_env.engine import ms_deals, pcg64
-from solitaire_env.engine.cards import RANKS, card_from_str, card_to_str, is_red
+from solitaire_env.engine.cards import RANKS, card_from_str, card_to_str
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.jit_cache import drop_stale_cache
+from solitaire_env.engine.position import builds_on
 from solitaire_env.engine.variant import (
     NO_CELL,
     O_BASE,
@@ -366,7 +367,7 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
         for p, (cards, down) in enumerate(tableau):
             for k in range(down + 1, len(cards)):
                 under, card = cards[k - 1], cards[k]
-                if card % 13 != under % 13 - 1 or is_red(card) == is_red(under):
+                if not builds_on(card, under, v.wrap):
                     raise ValueError(
                         f"tableau[{p}] has {card_to_str(card)} face up on {card_to_str(under)}: in {v.title} a "
                         "pile's face-up cards run down one rank at a time in alternating colours"
