@@ -5,7 +5,8 @@ table (:mod:`~solitaire_env.solver.hashing`) and never expanded twice. Safe foun
 at once (:mod:`~solitaire_env.solver.safe`); moves are tried in the order of
 :mod:`~solitaire_env.solver.ordering` (or of the agent: :mod:`~solitaire_env.solver.guidance`), with
 the draws folded into stock macros where asked (:mod:`~solitaire_env.solver.macros`), and Klondike's
-split moves left out until the card they uncover can be used (:mod:`~solitaire_env.solver.splits`). Why each of
+split moves left out until the card they uncover can be used (:mod:`~solitaire_env.solver.splits`); a Klondike
+position in which some cards can never move is lost at once (:mod:`~solitaire_env.solver.stuck`). Why each of
 these is sound: docs/design.md, "Solver proofs".
 """
 
@@ -40,6 +41,7 @@ from solitaire_env.solver.registers import (
 )
 from solitaire_env.solver.safe import deadlocked, play_safe_moves
 from solitaire_env.solver.splits import split_home, splits_pruned, useless_split
+from solitaire_env.solver.stuck import stuck
 
 _jit = njit(cache=True, nogil=True)
 
@@ -99,6 +101,9 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
         regs[R_BEST] = core.foundation_cards(states[0], sp)
         if regs[R_BEST] == n_cards:
             regs[R_STATUS] = WON
+            return
+        if splits_pruned(sp) and stuck(states[0], sp):
+            regs[R_STATUS] = EXHAUSTED  # Klondike: some cards can never move, so it is lost (stuck.py)
             return
         if dominance == 2:
             insert_cycle_dominant(table, best, states[0], sp)
