@@ -18,6 +18,7 @@ from solitaire_env.engine.variant import Variant
 from solitaire_env.solver import solve
 from solitaire_env.solver.safe import is_safe
 from solitaire_env.solver.stuck import stuck
+from solitaire_env.solver.winnability import load
 
 RED = (1, 2)  # diamonds and hearts, in the engine's suit order c d h s
 KING = 12
@@ -338,6 +339,18 @@ def test_positions_with_cards_that_can_never_move_are_lost_by_the_exhaustive_sea
             got = solve(variant, state_array=state, time_limit=None, max_nodes=1000, memory_mb=1)
             assert got.result == "lost" and got.nodes == 0, (pos, got)
     assert seen >= 20, seen  # the rule is exercised
+
+
+@pytest.mark.parametrize("game", ["klondike", "klondike_draw3"])
+def test_no_shipped_winnable_deal_has_cards_that_can_never_move(game):
+    """The shipped answers, deals 0-999: no deal with a winning line is stuck, and every stuck deal is lost."""
+    v = klondike_variant(3 if "draw3" in game else 1, None)
+    n_stuck = 0
+    for row in load(game):
+        if stuck(deal(v, row.seed), v.spec):
+            n_stuck += 1
+            assert row.result == "lost", row
+    assert n_stuck >= 20, n_stuck
 
 
 @pytest.mark.parametrize("game", ["klondike", "klondike_draw3"])
