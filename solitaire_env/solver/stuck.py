@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from solitaire_env.engine.jit_cache import drop_stale_cache
-from solitaire_env.engine.position import KING, is_red
+from solitaire_env.engine.position import KING, builds_on
 from solitaire_env.engine.variant import O_DOWN, O_LEN, O_TAB, SP_CAP, SP_PILES
 
 _jit = njit(cache=True, nogil=True)
@@ -56,7 +56,7 @@ def stuck(s, sp) -> bool:
             if keep:  # both parents are buried: it cannot go onto a pile
                 for t in range(4):
                     q = t * 13 + rank + 1
-                    if is_red(q) != is_red(y) and not (pile[q] >= 0 and index[q] < highest[pile[q]]):
+                    if builds_on(y, q, False) and not (pile[q] >= 0 and index[q] < highest[pile[q]]):
                         keep = False
             if not keep:
                 member[y] = False
