@@ -20,6 +20,12 @@ _jit = njit(cache=True, nogil=True)
 
 
 @_jit
+def _buried(c: int, pile, index, highest) -> bool:
+    """Card ``c`` lies in the tableau under a member of the set (``highest``: each pile's highest member)."""
+    return pile[c] >= 0 and index[c] < highest[pile[c]]
+
+
+@_jit
 def stuck(s, sp) -> bool:
     """Whether some tableau cards can never move (Klondike's rules): the largest set of cards that meets
     the module doc's conditions, found by dropping cards that fail them until none does, is not empty."""
@@ -49,22 +55,18 @@ def stuck(s, sp) -> bool:
             if keep:  # a lower card of its suit is buried: it cannot go home
                 keep = False
                 for r in range(rank):
-                    c = suit * 13 + r
-                    if pile[c] >= 0 and index[c] < highest[pile[c]]:
+                    if _buried(suit * 13 + r, pile, index, highest):
                         keep = True
                         break
             if keep:  # both parents are buried: it cannot go onto a pile
                 for t in range(4):
                     q = t * 13 + rank + 1
-                    if builds_on(y, q, False) and not (pile[q] >= 0 and index[q] < highest[pile[q]]):
+                    if builds_on(y, q, False) and not _buried(q, pile, index, highest):
                         keep = False
             if not keep:
                 member[y] = False
                 changed = True
-    for c in range(52):
-        if member[c]:
-            return True
-    return False
+    return member.any()
 
 
 # Compiled code here holds position.py's code and variant.py's constants: a cache built from other sources
