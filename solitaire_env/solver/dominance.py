@@ -96,20 +96,29 @@ def insert_cycle_dominant(table, best, s, sp) -> int:
 
     The stock and waste are one sequence with a cut where the waste ends (``draw`` cards a step). A cut
     that is a multiple of ``draw``, or the end, is reached from every cut (deal to the end, redeal, deal
-    on): those are one class, all equal. Any other cut is reached only by dealing on from a smaller cut of
-    the same remainder in this pass: one class per remainder, the smaller cut better. The table keeps a
-    key per layout and class, and the best rank stored for it (docs/design.md, "Klondike: the stock").
+    on): those are one class, all equal, and covered by a stored position of any other class. Any other
+    cut is reached only by dealing on from a smaller cut of the same remainder in this pass: one class per
+    remainder, the smaller cut better. The table keeps a key per layout and class, and the best rank
+    stored for it (docs/design.md, "Klondike: the stock").
     """
     draw, cut = sp[SP_DRAW], s[sp[O_NWASTE]]
     total = cut + s[sp[O_NSTOCK]]
+    layout = layout_key(s, sp)
     if cut % draw == 0 or cut == total:
+        for other in range(1, draw):
+            if table_has(table, _class_key(layout, other)):
+                return 0  # a position of another class reaches every cut of this one
         cls, rank = 0, 127
     else:
         cls, rank = cut % draw, 127 - cut
-    key = mix(layout_key(s, sp) + np.uint64(cls) * PRIME)
-    if key == 0:
-        key = np.uint64(1)
-    return _insert_ranked(table, best, key, rank)
+    return _insert_ranked(table, best, _class_key(layout, cls), rank)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _class_key(layout, cls: int) -> np.uint64:
+    """The table key of a layout's stock class (:func:`insert_cycle_dominant`); never 0."""
+    key = mix(layout + np.uint64(cls) * PRIME)
+    return key if key != 0 else np.uint64(1)
 
 
 # Compiled code here holds the hashing module's code and variant.py's constants: a cache built from
