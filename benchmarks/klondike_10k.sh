@@ -25,10 +25,8 @@ step() {
 
 # Read whole before it runs (the braces), so that editing this file does not upset a run in progress.
 {
-# Pass 1 of the shipped data, draw 3 and draw 1.
+# Draw 3: the shipped data's two passes, then a third of the complete search alone with ten times pass 2's nodes.
 step draw3_pass1 klondike_draw3 --seeds 1000:10000 --max-nodes 4000000 --time-limit 600 --memory 128
-step draw1_pass1 klondike --seeds 1000:10000 --max-nodes 4000000 --time-limit 600 --memory 128
-# Draw 3: pass 2 of the shipped data, then a third of the complete search alone with ten times pass 2's nodes.
 step draw3_pass2 klondike_draw3 --retry "$DIR/draw3_pass1.csv" --max-nodes 30000000 --time-limit 3600 --memory 1024
 step draw3_pass3 klondike_draw3 --retry "$DIR/draw3_pass2.csv" --restart-share 0 --max-nodes 300000000 \
   --time-limit 7200 --memory 2048
@@ -36,7 +34,8 @@ step draw3_pass3 klondike_draw3 --retry "$DIR/draw3_pass2.csv" --restart-share 0
 [ -e "$DIR/shipped_draw3.csv" ] || zcat solitaire_env/data/winnability/klondike_draw3.csv.gz > "$DIR/shipped_draw3.csv"
 step shipped_draw3_pass3 klondike_draw3 --retry "$DIR/shipped_draw3.csv" --restart-share 0 --max-nodes 300000000 \
   --time-limit 7200 --memory 2048
-# Draw 1: pass 2 of the shipped data.
+# Draw 1 on the same deals: the shipped data's two passes.
+step draw1_pass1 klondike --seeds 1000:10000 --max-nodes 4000000 --time-limit 600 --memory 128
 step draw1_pass2 klondike --retry "$DIR/draw1_pass1.csv" --max-nodes 30000000 --time-limit 3600 --memory 1024
 echo "== all passes done ($(date -u +%H:%M:%S))"
 exit
