@@ -8,6 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-benchmarks/results/klondike_10k}
 mkdir -p "$DIR"
+# The committed snapshots (NAME.csv.gz) are where a fresh clone goes on from: a retry reads the pass before it.
+for gz in "$DIR"/*.csv.gz; do
+  [ ! -e "$gz" ] || [ -e "${gz%.gz}" ] || zcat "$gz" > "${gz%.gz}"
+done
 SOLVE=(.venv/bin/solitaire-env solve --jobs 2 --no-progress)
 
 # step NAME ARGS...: solve into DIR/NAME.csv, resuming when the file exists; a finished step is skipped.
@@ -15,8 +19,6 @@ step() {
   local name=$1; shift
   local csv=$DIR/$name.csv
   [ -e "$DIR/$name.done" ] && return 0
-  # A committed snapshot (NAME.csv.gz) of an earlier session's rows is where an interrupted step goes on from.
-  [ -e "$csv" ] || [ ! -e "$csv.gz" ] || zcat "$csv.gz" > "$csv"
   local resume=(); [ -e "$csv" ] && resume=(--resume)
   echo "== $name ($(date -u +%H:%M:%S))"
   "${SOLVE[@]}" "$@" --csv "$csv" --json "$DIR/$name.json" "${resume[@]}"
