@@ -195,7 +195,7 @@ def agree_on_endgames(variant: Variant, n: int, least: dict, macros: bool, seed:
     rng = random.Random(seed)
     answers = {"won": 0, "lost": 0, "left out": 0, "solver unknown": 0}
     for _ in range(n):
-        pos = endgame(rng, variant, 12, 18)
+        pos = endgame(rng, variant, 12, 18, stock_most)
         exhaustive = winnable(pos, variant.draw)
         if exhaustive is None:
             answers["left out"] += 1
