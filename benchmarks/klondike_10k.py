@@ -39,9 +39,7 @@ def deals_0_9999(game: str, directory: Path = DEFAULT_DIR) -> list[DealResult]:
     the directory holds one), the latest pass's for 1000-9999."""
     later, shipped_later = PASSES[game]
     rows = load(game)
-    for name in shipped_later:
-        rows = merge_results(rows, _rows(directory, name))
-    for name in later:
+    for name in (*shipped_later, *later):
         rows = merge_results(rows, _rows(directory, name))
     return rows
 
