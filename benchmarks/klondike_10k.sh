@@ -27,18 +27,19 @@ step() {
 
 # Read whole before it runs (the braces), so that editing this file does not upset a run in progress.
 {
-# Draw 3: the shipped data's two passes, then a third of the complete search alone with ten times pass 2's nodes.
+# Draw 3, then draw 1: the shipped data's two passes on deals 1000-9999 (draw 1's first pass comes before draw 3's
+# long third, so that every deal has an answer in both games early).
 step draw3_pass1 klondike_draw3 --seeds 1000:10000 --max-nodes 4000000 --time-limit 600 --memory 128
 step draw3_pass2 klondike_draw3 --retry "$DIR/draw3_pass1.csv" --max-nodes 30000000 --time-limit 3600 --memory 1024
+step draw1_pass1 klondike --seeds 1000:10000 --max-nodes 4000000 --time-limit 600 --memory 128
+# Draw 3's third pass: the complete search alone with ten times pass 2's nodes.
 step draw3_pass3 klondike_draw3 --retry "$DIR/draw3_pass2.csv" --restart-share 0 --max-nodes 300000000 \
   --time-limit 7200 --memory 2048
+step draw1_pass2 klondike --retry "$DIR/draw1_pass1.csv" --max-nodes 30000000 --time-limit 3600 --memory 1024
 # The same third pass on the shipped deals 0-999 the two shipped passes left undecided.
 [ -e "$DIR/shipped_draw3.csv" ] || zcat solitaire_env/data/winnability/klondike_draw3.csv.gz > "$DIR/shipped_draw3.csv"
 step shipped_draw3_pass3 klondike_draw3 --retry "$DIR/shipped_draw3.csv" --restart-share 0 --max-nodes 300000000 \
   --time-limit 7200 --memory 2048
-# Draw 1 on the same deals: the shipped data's two passes.
-step draw1_pass1 klondike --seeds 1000:10000 --max-nodes 4000000 --time-limit 600 --memory 128
-step draw1_pass2 klondike --retry "$DIR/draw1_pass1.csv" --max-nodes 30000000 --time-limit 3600 --memory 1024
 echo "== all passes done ($(date -u +%H:%M:%S))"
 exit
 }
