@@ -1,4 +1,4 @@
-"""Thoughtful Klondike on deals 0-9999: the figures of docs/winnability.md, "Toward 10,000 draw 3 deals".
+"""Thoughtful Klondike on deals 0-9999: the figures of docs/winnability.md, "Deals 0-9999".
 
 Reads the rows ``benchmarks/klondike_10k.sh`` keeps in DIR (deals 1000-9999, each pass a plain or gzip CSV; a
 pass still running counts with the rows it has) and the shipped answers for deals 0-999, and prints, for draw 3

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thoughtful Klondike on deals 0-9999 (docs/winnability.md, "Toward 10,000 draw 3 deals"): the passes of the
+# Thoughtful Klondike on deals 0-9999 (docs/winnability.md, "Deals 0-9999"): the passes of the
 # solver over deals 1000-9999 (0-999 ship with the package), each a CSV in DIR. Every step resumes: run the
 # script again after an interruption and it continues where it stopped. Hours on 2 cores; pass 3 dominates.
 #   bash benchmarks/klondike_10k.sh [DIR]      # default DIR: benchmarks/results/klondike_10k
