@@ -168,3 +168,73 @@ def test_importing_solitaire_env_and_playing_never_loads_jax():
                           env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _module_of(path: Path) -> str:
+    """The dotted module a source file is imported as (``agents/x.py`` installs as ``solitaire_env.agents.x``)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "agents":
+        parts.insert(0, "solitaire_env")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Each module's imports of other project modules, at module level and inside functions alike; ``from
+    package import name`` counts as an import of ``package.name`` where that is a module."""
+    modules = {_module_of(p): p for p in SOURCES}
+    graph = {}
+    for name, path in modules.items():
+        package = _layer_of_file(path)[1]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join([*(package[: len(package) - node.level + 1] if node.level else []),
+                                 *([node.module] if node.module else [])])
+                subs = {f"{base}.{alias.name}" for alias in node.names} & modules.keys()
+                found |= subs or {base}
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: the graph's strongly connected parts of more than one module (Tarjan)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        order[v] = low[v] = len(order)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in order:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], order[w])
+        if low[v] == order[v]:
+            part = []
+            while not part or part[-1] != v:
+                part.append(stack.pop())
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in order:
+            visit(v)
+    return found
+
+
+def test_the_circle_check_finds_a_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_two_modules_import_each_other():
+    # Function-level imports count: a circle there still ties the two modules into one.
+    graph = _import_graph()
+    assert graph["solitaire_env.tools.training"] >= {"solitaire_env.tools.sb3_training",
+                                                      "solitaire_env.tools.jax_training"}
+    assert _cycles(graph) == []

@@ -49,7 +49,7 @@ from solitaire_env import jax as sj
 from solitaire_env.engine.deals import describe
 from solitaire_env.tools.config import TrainConfig, save_config
 from solitaire_env.tools.jax_ppo import PPOSettings, Runner, make_evaluate, make_update, start
-from solitaire_env.tools.training import plot_learning_curve, prepare_run_dir
+from solitaire_env.tools.run_dir import plot_learning_curve, prepare_run_dir
 
 if TYPE_CHECKING:
     from solitaire_env.agents.jax_policy import CardCodesNet
