@@ -301,7 +301,7 @@ def test_deals_the_solver_proves_lost_at_once_are_lost_by_the_exhaustive_search(
 
 
 def test_a_six_over_its_five_and_both_red_sevens_never_moves():
-    """The design notes' example: the six of spades face up over the five of spades and both red sevens, the
+    """docs/solver.md's example: the six of spades face up over the five of spades and both red sevens, the
     foundations waiting for exactly those. The six can go neither home nor onto a seven, so nothing under it
     ever comes out: the solver answers at once, and the exhaustive search agrees."""
     s, h, d = 3, 2, 1
@@ -410,7 +410,7 @@ def _split_action(s) -> int:
     ("up", (0, 0, 0, 8), True),
 ])
 def test_a_split_is_searched_only_when_the_card_it_uncovers_can_go_home_at_once(twin_at, found, kept):
-    """``useless_split`` and ``split_home`` on the pattern of docs/design.md ("Klondike: face-up runs left out
+    """``useless_split`` and ``split_home`` on the pattern of docs/solver.md ("Klondike: face-up runs left out
     of the key, and a split only with its card going home"): the eight of hearts moving from the nine of
     spades to the nine of clubs. The rule's soundness is checked by the exhaustive comparisons above (with
     every split left out instead, 22 of the 25 exhaustive-search tests here fail, default and slow)."""
@@ -431,7 +431,7 @@ def test_a_split_is_searched_only_when_the_card_it_uncovers_can_go_home_at_once(
 
 
 def test_klondike_keys_leave_out_which_twin_a_run_lies_on():
-    """docs/design.md, "Klondike: face-up runs left out of the key": the eight of hearts on the nine of
+    """docs/solver.md, "Klondike: face-up runs left out of the key": the eight of hearts on the nine of
     spades or on the nine of clubs is one key; the same cards with the eight as a pile's base are not."""
     from solitaire_env.solver.hashing import state_key
 
@@ -458,7 +458,7 @@ def _recut(pos, cut: int):
 
 
 def test_a_cut_off_the_multiples_of_draw_covers_the_cuts_on_them():
-    """docs/design.md, "Stock dominance with unlimited redeals": a position whose waste holds a number of cards
+    """docs/solver.md, "Stock dominance with unlimited redeals": a position whose waste holds a number of cards
     that is neither a multiple of three nor the whole sequence wins wherever the same cards cut at a
     multiple (here: all in the stock) win; the other way round it does not always, so the solver must not
     let the multiple cover it."""

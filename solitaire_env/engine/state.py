@@ -362,7 +362,7 @@ def from_json(state: Any) -> tuple[Variant, np.ndarray]:
                 )
 
     # Klondike builds every face-up card onto one of the next rank and other colour (the solver's key
-    # relies on it: docs/design.md, "Klondike: face-up runs left out of the key").
+    # relies on it: docs/solver.md, "Klondike: face-up runs left out of the key").
     if v.kings_to_empty:
         for p, (cards, down) in enumerate(tableau):
             for k in range(down + 1, len(cards)):

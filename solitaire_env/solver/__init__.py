@@ -19,8 +19,8 @@ the rules. One module per concern:
 * :mod:`~solitaire_env.solver.rollouts`: greedy lines with one-move look-ahead;
 * :mod:`~solitaire_env.solver.api`: :func:`solve`, the restarts, the limits and the guidance.
 
-Why each piece is sound (safe moves, stock macros, stock dominance, split moves, key collisions): docs/design.md,
-"Solver proofs"; what each gained, measured: docs/design.md, "Solver and search agent".
+Why each piece is sound (safe moves, stock macros, stock dominance, split moves, key collisions), and what each
+gained, measured: docs/solver.md, one section per rule.
 
 >>> from solitaire_env.solver import solve
 >>> result = solve("rainbow", seed=3, time_limit=10)

@@ -2,7 +2,7 @@
 
 Two phases: restarted searches over the promising moves, which find wins, then one complete search,
 which alone can prove a loss; with agent guidance, playouts and rollouts between the restarts. What
-each piece is for and why it is sound: the package doc and docs/design.md.
+each piece is for and why it is sound: the package doc and docs/solver.md.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ RESTART_NODES = 20_000
 # deals for the same positions searched (at 4M per deal: 11 more proved lost, as many won); in the
 # two-deck games the restarts with them won none of the 19 Rank and File deals undecided at 60 s.
 # In Klondike (any draw and redeals) they also let positions that differ only in where the stock has got to
-# share one entry (docs/design.md, "Klondike: the stock").
+# share one entry (docs/solver.md, "Klondike: the stock").
 STOCK_MACROS_BY_DEFAULT = frozenset({"rainbow", "klondike"})
 # The games whose restarts take the heuristic agent's advice unless told otherwise (see :func:`solve`).
 # Rainbow's first search is complete and runs to the limits, so it never restarts.
@@ -158,7 +158,7 @@ class SolveOptions:
 def check_solvable(game: str | Variant) -> Variant:
     """The variant of ``game``; ``ValueError`` for an unknown game. The solver plays every game: where a
     game's rules break a shortcut's proof (FreeCell's cells, Klondike's foundation cards coming back and
-    draw 3), the proof for them is in docs/design.md ("Solver proofs"), so a ``lost`` stays a proof."""
+    draw 3), the proof for them is in docs/solver.md, so a ``lost`` stays a proof."""
     return get_variant(game)
 
 

@@ -1,5 +1,5 @@
-"""Positions that cover others: more redeals left, or the stock dealt less far (docs/design.md, "Solver
-proofs: stock dominance").
+"""Positions that cover others: more redeals left, or the stock dealt less far (docs/solver.md, "Stock
+dominance").
 
 :func:`insert_undominated` skips a position when the same one with more redeals left is stored (used
 with stock macros); :func:`insert_dominant` ranks positions that differ only in where the stock has got
@@ -99,7 +99,7 @@ def insert_cycle_dominant(table, best, s, sp) -> int:
     on): those are one class, all equal, and covered by a stored position of any other class. Any other
     cut is reached only by dealing on from a smaller cut of the same remainder in this pass: one class per
     remainder, the smaller cut better. The table keeps a key per layout and class, and the best rank
-    stored for it (docs/design.md, "Klondike: the stock").
+    stored for it (docs/solver.md, "Klondike: the stock").
     """
     draw, cut = sp[SP_DRAW], s[sp[O_NWASTE]]
     total = cut + s[sp[O_NSTOCK]]

@@ -1,10 +1,10 @@
-"""Position keys and the transposition table (docs/design.md, "Solver proofs: canonical keys").
+"""Position keys and the transposition table (docs/solver.md, "Canonical keys and collisions").
 
 A key is 64 bits; the table is open addressing over a ``uint64`` array whose empty slots hold 0 (no
 key is 0). Tableau piles and foundations are hashed one by one and their hashes *added*, so positions
 that differ only in the order of piles share a key. In Klondike a pile is hashed by its face-down cards
 and its first face-up card only: where the other face-up cards lie changes nothing a search can win
-(docs/design.md, "Klondike: face-up runs left out of the key, ...").
+(docs/solver.md, "Klondike: face-up runs left out of the key, ...").
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ PRIME = np.uint64(0x100000001B3)
 @_jit
 def state_key(s, sp) -> np.uint64:
     """The position's canonical 64-bit key: piles and foundations hashed as sets (never 0). Free cells are
-    left out: the piles and foundations fix which cards they hold (docs/design.md, "FreeCell: keys...");
+    left out: the piles and foundations fix which cards they hold (docs/solver.md, "FreeCell: keys...");
     so is the stock-seen mark of unlimited redeals (:func:`redeals_key`)."""
     total, h = key_parts(s, sp)
     return with_redeals(total, h, redeals_key(s, sp))

@@ -1,5 +1,5 @@
 """Stock macros: "step through the stock k times, then play the waste's new top card" as one search move
-(docs/design.md, "Solver proofs: stock macros").
+(docs/solver.md, "Stock macros are complete").
 
 A search move ``m`` is an action id below ``n_actions``, or ``action + n_actions * steps`` for a macro.
 """

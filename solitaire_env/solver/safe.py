@@ -1,9 +1,9 @@
 """Moves played without branching, and positions given up without searching.
 
 A *safe* foundation move (nothing could ever be built on the card in the tableau) is played at once:
-docs/design.md, "Solver proofs: a safe move can never hurt" (and, where foundation cards may come back,
+docs/solver.md, "A safe move can never hurt" (and, where foundation cards may come back,
 "Klondike: safe moves when foundation cards come back"). A *deadlocked* Rainbow position (a card
-under a card of its own suit that its foundation needs later) can never be won.
+under a card of its own suit that its foundation needs later) can never be won (docs/solver.md, "Rainbow: dead ends").
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def is_safe(s, sp, card: int) -> bool:
     already on the foundations (only those could be built on it, and foundation cards never come back).
     Where foundation cards may come back (Klondike), position ``p >= 2`` also needs every copy of
     position ``p - 2`` in its own colour home: then every card that could ever lie on ``c`` in the
-    tableau, and on those in turn, is of a position and colour whose cards are all home (docs/design.md,
+    tableau, and on those in turn, is of a position and colour whose cards are all home (docs/solver.md,
     "Klondike: safe moves when foundation cards come back").
     """
     if core.foundation_for(s, sp, card) < 0:

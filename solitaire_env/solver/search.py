@@ -7,7 +7,7 @@ at once (:mod:`~solitaire_env.solver.safe`); moves are tried in the order of
 the draws folded into stock macros where asked (:mod:`~solitaire_env.solver.macros`), and Klondike's
 split moves left out until the card they uncover can be used (:mod:`~solitaire_env.solver.splits`); a Klondike
 position in which some cards can never move is lost at once (:mod:`~solitaire_env.solver.stuck`). Why each of
-these is sound: docs/design.md, "Solver proofs".
+these is sound: docs/solver.md.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ class Solver:
     def dominance(self) -> int:
         """The stock dominance searched with: 0 none, 1 :func:`insert_dominant` (one card a draw), 2
         :func:`insert_cycle_dominant` (unlimited redeals). With several cards a draw and counted redeals
-        there is none (docs/design.md, "Klondike: the stock")."""
+        there is none (docs/solver.md, "Klondike: the stock")."""
         v = self.variant
         if not (self.stock_dominance and self.stock_macros):
             return 0
@@ -224,7 +224,7 @@ class Solver:
     def waste_safe(self) -> bool:
         """Whether the waste's top card is among the safe moves played at once: not under stock dominance
         (positions it ranks show different waste cards), nor with several cards a draw (playing it would
-        change which cards later draws bring up; docs/design.md, "Klondike: ...")."""
+        change which cards later draws bring up; docs/solver.md, "Klondike: ...")."""
         return self.dominance == 0 and self.variant.draw == 1
 
     def __post_init__(self) -> None:

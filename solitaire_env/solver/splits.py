@@ -1,4 +1,4 @@
-"""Klondike's split moves: searched only with the card they uncover going home (docs/design.md, "Klondike:
+"""Klondike's split moves: searched only with the card they uncover going home (docs/solver.md, "Klondike:
 face-up runs left out of the key, and a split only with its card going home").
 
 A *split* moves part of a pile's face-up run onto another pile: run ``R`` headed by card ``x`` leaves

@@ -1,4 +1,4 @@
-"""Klondike positions lost because some cards can never move (docs/design.md, "Klondike: cards that can
+"""Klondike positions lost because some cards can never move (docs/solver.md, "Klondike: cards that can
 never move").
 
 A card leaves its place only at the head of a run: home, onto a card of the next rank and other colour
