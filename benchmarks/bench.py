@@ -6,24 +6,25 @@ Run from the repository root::
     python benchmarks/bench.py --quick          # a few seconds (once numba's caches are warm), for CI
     python benchmarks/bench.py --json out.json  # also write every figure as JSON
 
-Sections, one module each (each figure is the median of several repetitions; the JSON keeps every
-repetition; each module's docstring says what it measures and how):
+Sections (each figure is the median of several repetitions; the JSON keeps every repetition; each
+module's docstring says what its sections measure and how):
 
-1. ``engine`` (:mod:`benchmarks.engine`, loops in :mod:`benchmarks.kernels`): random legal play in a
-   numba loop on one state array, with and without observations, and ``deal()``; the same play from
-   Python through :class:`solitaire_env.Game` for reference.
-2. ``single_env`` (:mod:`benchmarks.single_env`): one ``gym.make("RankAndFile-v0")`` env.
-3. ``vector_env`` (:mod:`benchmarks.vector_env`): the batched ``gym.make_vec`` env at several N, its
+1. ``engine`` (:mod:`benchmarks.env`): random legal play in a numba loop on one state array, with and
+   without observations, and ``deal()``; the same play from Python through :class:`solitaire_env.Game`
+   for reference.
+2. ``single_env`` (:mod:`benchmarks.env`): one ``gym.make("RankAndFile-v0")`` env.
+3. ``vector_env`` (:mod:`benchmarks.env`): the batched ``gym.make_vec`` env at several N, its
    autoreset, and the compiled ``batched.step_batch`` alone.
 4. ``openspiel`` (:mod:`benchmarks.openspiel`): OpenSpiel's ``solitaire`` for comparison (optional).
-5. ``memory`` (:mod:`benchmarks.memory`): bytes per game in the batched env.
-6. ``first_use`` (:mod:`benchmarks.first_use`): import to first step in a fresh process, cold and warm
+5. ``memory`` (:mod:`benchmarks.footprint`): bytes per game in the batched env.
+6. ``first_use`` (:mod:`benchmarks.footprint`): import to first step in a fresh process, cold and warm
    numba cache. Full run only.
 7. ``solver`` (:mod:`benchmarks.solver`): positions per second of the solver on a fixed workload.
 8. ``options`` (:mod:`benchmarks.options`): what the env options (``no_revisit``, ...) cost, the batched
    env at N = 1024 (quick: 64) and the single env, each against the default env.
 
-The table and the targets are in :mod:`benchmarks.report`; shared helpers in :mod:`benchmarks.common`.
+The table and the targets are in :mod:`benchmarks.report`; shared helpers and the compiled loops in
+:mod:`benchmarks.common`.
 
 Other processes skew everything (the two vCPUs of a small VM most of all): the report states how many
 cores other processes kept busy during each section, from ``/proc/stat``, and warns when it was not
@@ -50,15 +51,12 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.common import ENV_ID, MOVE_CAP, cpu_snapshot, machine_info, other_load  # noqa: E402
-from benchmarks.engine import bench_engine  # noqa: E402
-from benchmarks.first_use import bench_first_use, probe_first_use  # noqa: E402
-from benchmarks.memory import bench_memory, probe_rss  # noqa: E402
+from benchmarks.env import VECTOR_NS_FULL, VECTOR_NS_QUICK, bench_engine, bench_single_env, bench_vector_env  # noqa: E402
+from benchmarks.footprint import bench_first_use, bench_memory, probe_first_use, probe_rss  # noqa: E402
 from benchmarks.openspiel import bench_openspiel  # noqa: E402
 from benchmarks.options import bench_options  # noqa: E402
 from benchmarks.report import table, targets  # noqa: E402
-from benchmarks.single_env import bench_single_env  # noqa: E402
 from benchmarks.solver import bench_solver  # noqa: E402
-from benchmarks.vector_env import VECTOR_NS_FULL, VECTOR_NS_QUICK, bench_vector_env  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

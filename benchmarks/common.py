@@ -1,5 +1,12 @@
 """What every benchmark section shares: the workload's settings, summaries of repeated figures, how busy
-the machine was, a description of it, and fresh-process probes."""
+the machine was, a description of it, fresh-process probes, and the compiled loops.
+
+The compiled loops (numba, xorshift64 generator inside): ``random_play``, random legal play on one game
+(section 1), and ``pick_uniform``, a uniform legal pick for every row of a batch of masks (sections 3 and
+8, and ``benchmarks/jax_speed.py``). They are compiled, or loaded from numba's cache, on first use
+(``from benchmarks.common import pick_uniform``): importing this module loads neither numpy nor numba nor
+the package, so the fresh processes of sections 5 and 6 time the package's own imports.
+"""
 
 from __future__ import annotations
 
@@ -95,7 +102,6 @@ def machine_info() -> dict:
     }
 
 
-
 def run_probe(args: list[str], env_extra: dict[str, str]) -> dict:
     """Run ``bench.py`` with hidden probe arguments in a fresh process; its last stdout line is JSON."""
     env = dict(os.environ, **env_extra)
@@ -108,3 +114,98 @@ def run_probe(args: list[str], env_extra: dict[str, str]) -> dict:
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     result["process_wall_s"] = wall
     return result
+
+
+# --- the compiled loops ---------------------------------------------------------------------------
+# Written as plain functions and compiled by _compile() on the first use of one of KERNELS (the module's
+# __getattr__), which binds the compiled functions and the globals their code reads (np, core, SP_NCARDS).
+
+KERNELS = ("xorshift", "random_play", "pick_uniform")
+
+
+def _xorshift(x):
+    x ^= x << np.uint64(13)
+    x ^= x >> np.uint64(7)
+    x ^= x << np.uint64(17)
+    return x
+
+
+def _random_play(deals, sp, actions, n_games, cap, seed, with_obs, obs_size):
+    """Play n_games random legal games (deal g % len(deals)); return (moves, games at the cap, games won)."""
+    mask = np.zeros(actions.shape[0], dtype=np.int8)
+    obs = np.zeros(obs_size, dtype=np.int16)
+    s = deals[0].copy()
+    x = (np.uint64(seed) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+    if x == np.uint64(0):
+        x = np.uint64(1)
+    moves = 0
+    capped = 0
+    won = 0
+    for g in range(n_games):
+        s[:] = deals[g % deals.shape[0]]
+        m = 0
+        while m < cap:
+            n = core.legal_mask(s, sp, actions, mask)
+            if with_obs:
+                core.observe(s, sp, obs)
+            if n == 0:
+                break
+            x = xorshift(x)
+            k = np.int64((x >> np.uint64(33)) % np.uint64(n))
+            a = 0
+            while mask[a] == 0 or k > 0:  # the k-th legal action
+                if mask[a] != 0:
+                    k -= 1
+                a += 1
+            core.apply_action(s, sp, actions, a)
+            m += 1
+        moves += m
+        if m >= cap:
+            capped += 1
+        if core.foundation_cards(s, sp) == sp[SP_NCARDS]:
+            won += 1
+    return moves, capped, won
+
+
+def _pick_uniform(masks, seeds, out):
+    """For every row, a uniformly random legal action (0 where none is legal); seeds advance in place."""
+    for i in range(masks.shape[0]):
+        row = masks[i]
+        n = 0
+        for a in range(row.shape[0]):
+            n += row[a]
+        x = xorshift(seeds[i])
+        seeds[i] = x
+        out[i] = 0
+        if n == 0:
+            continue
+        k = np.int64((x >> np.uint64(33)) % np.uint64(n))
+        for a in range(row.shape[0]):
+            if row[a] != 0:
+                if k == 0:
+                    out[i] = a
+                    break
+                k -= 1
+    return out
+
+
+def _compile() -> None:
+    global np, core, SP_NCARDS, xorshift, random_play, pick_uniform
+    import numpy as np
+    from numba import njit
+
+    from solitaire_env.engine import core
+    from solitaire_env.engine.jit_cache import drop_stale_cache
+    from solitaire_env.engine.variant import SP_NCARDS
+
+    jit = njit(cache=True, nogil=True)
+    xorshift, random_play, pick_uniform = jit(_xorshift), jit(_random_play), jit(_pick_uniform)
+    # These loops hold the core's code: their cache is dropped when the rules' sources change.
+    drop_stale_cache(__name__)
+
+
+def __getattr__(name: str):
+    if name in KERNELS:
+        _compile()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,6 +5,9 @@
 #
 #   bash benchmarks/gpu.sh fetch     # here, once: the wheels the GPU machine lacks, into .whl/ (git-ignored)
 #   bash benchmarks/gpu.sh run OUT   # on the GPU machine: install them, check the backend, measure, write OUT/
+#   bash benchmarks/gpu.sh quick OUT [ARGS...]   # a check of this script, not a measure: the steps of `run`
+#                                    # with this machine's python and JAX (the CPU will do), nothing installed,
+#                                    # two of the differential test's checks, and jax_speed.py --quick ARGS
 #
 # The GPU machine has JAX (CUDA), flax, optax, numba, torch and PyYAML but not Gymnasium or SB3; nothing can
 # be downloaded there, so the wheels travel with the working tree. Budget: about 6 minutes of GPU time.
@@ -35,8 +38,18 @@ case "${1:-}" in
       --ppo 16x128,1024x128,4096x64,16384x32 --ppo-updates 5 --sb3-steps 50000 --sb3-device cuda \
       --json "$out/jax_gpu.json" 2>&1 | tee "$out/jax_speed.txt"
     ;;
+  quick)
+    out=${2:?"usage: bash benchmarks/gpu.sh quick OUT [JAX_SPEED_ARGS...]"}
+    shift 2
+    mkdir -p "$out"
+    export PYTHONUNBUFFERED=1
+    python3 -c "import jax; print(jax.devices())" | tee "$out/gpu.txt"
+    python3 -m pytest -q -p no:cacheprovider -n 0 tests/test_jax.py -k "reward_defaults or unpack_and_pack" 2>&1 \
+      | tail -3 | tee "$out/check.txt"
+    python3 benchmarks/jax_speed.py --quick "$@" --json "$out/jax_gpu.json" 2>&1 | tee "$out/jax_speed.txt"
+    ;;
   *)
-    echo "usage: bash benchmarks/gpu.sh fetch | run OUT" >&2
+    echo "usage: bash benchmarks/gpu.sh fetch | run OUT | quick OUT [JAX_SPEED_ARGS...]" >&2
     exit 2
     ;;
 esac

@@ -3,6 +3,7 @@
     python benchmarks/jax_speed.py [--ns 1024,16384,131072] [--env-steps 2000000] [--reps 3]
                                    [--ppo 16x128,256x128] [--ppo-updates 5] [--sb3-steps 50000]
                                    [--sb3-device cpu] [--json FILE]
+    python benchmarks/jax_speed.py --quick [--json FILE]   # for CI: every row at a few games (a check, not a measure)
 
 For each N, Rank and File:
 
@@ -10,7 +11,7 @@ For each N, Rank and File:
   step picks a uniformly random legal action per game (one random ``uint32`` a game: the k-th legal id),
   plays it, and restarts a game that ended from its own deal. The games are ``jax.vmap(env.init)`` deals.
 * numba: ``gym.make_vec("RankAndFile-v0", num_envs=N)`` (autoreset NEXT_STEP) stepping uniform legal
-  picks made by a compiled loop (``benchmarks.kernels.pick_uniform``); pick and step are timed.
+  picks made by a compiled loop (``benchmarks.common.pick_uniform``); pick and step are timed.
 
 Both play about ``--env-steps`` env steps a repetition (at least 8 steps of N games), after a warm-up
 that also compiles; the figure is the median of ``--reps`` repetitions, in env steps per second. JAX
@@ -25,6 +26,9 @@ rollout:
 * SB3: sb3-contrib's MaskablePPO on the numba batched env, ``configs/quick.yaml`` as it is (16 envs x 128
   steps), ``--sb3-steps`` steps, the learner on ``--sb3-device`` (``cuda`` on a GPU machine), one torch
   thread; ``--sb3-steps 0`` leaves it out.
+
+``--quick`` runs the same code at sizes that say nothing about speed (the defaults it changes are in
+``QUICK``; the SB3 run takes 4-step rollouts); most of its time is JAX compiling.
 """
 
 from __future__ import annotations
@@ -46,8 +50,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import solitaire_env  # noqa: F401, E402  (registers the ids)
-from benchmarks.common import machine_info  # noqa: E402
-from benchmarks.kernels import pick_uniform  # noqa: E402
+from benchmarks.common import machine_info, pick_uniform  # noqa: E402
 from solitaire_env import jax as sj  # noqa: E402
 
 ENV_ID = "RankAndFile-v0"
@@ -137,17 +140,28 @@ def bench_jax_ppo(n_envs: int, n_steps: int, updates: int) -> dict:
             "steps_per_s": updates * settings.batch / (time.perf_counter() - t)}
 
 
+# The defaults, and --quick's: the same code on a few games (the SB3 run with 4-step rollouts)
+FULL = {"ns": "1024,16384,131072", "env_steps": 2_000_000, "reps": 3, "ppo": "16x128,256x128", "ppo_updates": 5,
+        "sb3_steps": 50_000}
+QUICK = {"ns": "8", "env_steps": 64, "reps": 1, "ppo": "4x8", "ppo_updates": 1, "sb3_steps": 64}
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ns", default="1024,16384,131072", help="comma-separated batch sizes")
-    parser.add_argument("--env-steps", type=int, default=2_000_000, help="env steps a repetition, about")
-    parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--ppo", default="16x128,256x128", help="PPO rows, games x steps a rollout; empty: none")
-    parser.add_argument("--ppo-updates", type=int, default=5, help="timed updates a PPO row, after the first")
-    parser.add_argument("--sb3-steps", type=int, default=50_000, help="steps of the SB3 recipe; 0: not run")
+    parser.add_argument("--ns", help="comma-separated batch sizes (default 1024,16384,131072)")
+    parser.add_argument("--env-steps", type=int, help="env steps a repetition, about (default 2,000,000)")
+    parser.add_argument("--reps", type=int, help="repetitions (default 3)")
+    parser.add_argument("--ppo", help="PPO rows, games x steps a rollout; empty: none (default 16x128,256x128)")
+    parser.add_argument("--ppo-updates", type=int, help="timed updates a PPO row, after the first (default 5)")
+    parser.add_argument("--sb3-steps", type=int, help="steps of the SB3 recipe; 0: not run (default 50,000)")
     parser.add_argument("--sb3-device", default="cpu", help="where SB3's learner runs: cpu or cuda")
+    parser.add_argument("--quick", action="store_true",
+                        help="every row on a few games, for CI: a check, not a measure (the sizes: QUICK)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
+    for key, value in (QUICK if args.quick else FULL).items():  # what the command line leaves unsaid
+        if getattr(args, key) is None:
+            setattr(args, key, value)
     ns = [int(x) for x in args.ns.split(",")]
     device = jax.devices()[0]
     out = {"env_id": ENV_ID, "machine": machine_info(), "jax": jax.__version__, "jax_backend": jax.default_backend(),
@@ -176,12 +190,13 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"JAX PPO, {n_envs} games x {n_steps} steps: {r['steps_per_s']:,.0f} steps/s "
               f"(first update, compiling included: {r['first_update_s']} s{memory})", flush=True)
     if args.sb3_steps:
-        from benchmarks.cleanrl_vs_sb3 import sb3_steps_per_second
+        from benchmarks.ppo_throughput import QUICK_STEPS, sb3_steps_per_second
 
-        rate = sb3_steps_per_second(args.sb3_steps, device=args.sb3_device)
-        out["ppo"].append({"learner": f"sb3 ({args.sb3_device})", "n_envs": 16, "n_steps": 128,
+        rate = sb3_steps_per_second(args.sb3_steps, device=args.sb3_device, quick=args.quick)
+        n_steps = QUICK_STEPS if args.quick else 128
+        out["ppo"].append({"learner": f"sb3 ({args.sb3_device})", "n_envs": 16, "n_steps": n_steps,
                            "steps": args.sb3_steps, "steps_per_s": rate})
-        print(f"SB3 MaskablePPO (learner on {args.sb3_device}, numba env on the CPU), 16 games x 128 steps: "
+        print(f"SB3 MaskablePPO (learner on {args.sb3_device}, numba env on the CPU), 16 games x {n_steps} steps: "
               f"{rate:,.0f} steps/s", flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

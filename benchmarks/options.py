@@ -39,7 +39,7 @@ def bench_options(num_envs: int, reps: int, duration: float) -> dict:
     import numpy as np
 
     import solitaire_env  # noqa: F401
-    from benchmarks.kernels import pick_uniform
+    from benchmarks.common import pick_uniform
 
     out: dict[str, Any] = {"num_envs": num_envs, "options": {name: dict(kw) for name, kw in OPTIONS.items()},
                            "vector_env": {}, "single_env": {}}
@@ -119,7 +119,7 @@ def same_games_ratios(num_envs: int, kwargs: dict, reps: int, duration: float) -
     import numpy as np
 
     import solitaire_env  # noqa: F401
-    from benchmarks.kernels import pick_uniform
+    from benchmarks.common import pick_uniform
 
     option, default = gym.make_vec(ENV_ID, num_envs=num_envs, **kwargs), gym.make_vec(ENV_ID, num_envs=num_envs)
     option.reset(seed=0)

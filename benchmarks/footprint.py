@@ -1,18 +1,32 @@
-"""5. ``memory``: bytes per game in the batched env (the state array; every per-env array it holds;
-tracemalloc; and, in the full run, RSS growth in a fresh process creating N=4096); and the bound on
-what ``no_revisit`` adds (each env's table of positions, whose pages cost nothing until used).
+"""Sections 5-6 of the benchmark: what the batched env holds in memory, and what a fresh process pays
+before its first step.
+
+5. ``memory``: bytes per game in the batched env (the state array; every per-env array it holds;
+   tracemalloc; and, in the full run, RSS growth in a fresh process creating N=4096); and the bound on
+   what ``no_revisit`` adds (each env's table of positions, whose pages cost nothing until used).
+
+6. ``first_use``: a fresh ``python`` timing ``import solitaire_env; gym.make; reset; step`` with an
+   empty numba cache directory (cold) and again with the filled one (warm). Full run only.
+
+The fresh processes are ``bench.py`` with a hidden argument (``run_probe`` in :mod:`benchmarks.common`),
+which imports nothing of the package before the probe starts.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import ENV_ID, run_probe
+from benchmarks.common import ENV_ID, run_probe, summary
 
 RSS_N = 4096
 
+
+# --- 5. memory ------------------------------------------------------------------------------------
 
 def _per_env_arrays(u, n: int) -> dict[str, int]:
     import numpy as np
@@ -110,4 +124,50 @@ def probe_rss(n: int) -> dict:
     after = _rss_bytes()
     return {"num_envs": n, "rss_before_bytes": before, "rss_after_bytes": after,
             "rss_growth_bytes_per_game": (after - before) / n}
+
+
+# --- 6. first_use ---------------------------------------------------------------------------------
+
+def probe_first_use() -> dict:
+    """Timed in a fresh process: import, make, reset, step."""
+    t0 = time.perf_counter()
+    import gymnasium as gym
+
+    import solitaire_env  # noqa: F401
+
+    t1 = time.perf_counter()
+    env = gym.make(ENV_ID)
+    t2 = time.perf_counter()
+    _, info = env.reset(seed=0)
+    t3 = time.perf_counter()
+    env.step(int(info["action_mask"].argmax()))
+    t4 = time.perf_counter()
+    return {"import_s": t1 - t0, "make_s": t2 - t1, "reset_s": t3 - t2, "step_s": t4 - t3, "total_s": t4 - t0}
+
+
+def bench_first_use(reps: int) -> dict:
+    root = Path(tempfile.mkdtemp(prefix="solitaire-bench-numba-"))
+    cold, warm = [], []
+    try:
+        for rep in range(reps):
+            cache = root / f"cache{rep}"
+            cache.mkdir()
+            cold.append(run_probe(["--_probe-first-use"], {"NUMBA_CACHE_DIR": str(cache)}))
+            if rep == 0:
+                for _ in range(reps):
+                    warm.append(run_probe(["--_probe-first-use"], {"NUMBA_CACHE_DIR": str(cache)}))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+    def agg(runs: list[dict]) -> dict:
+        keys = ("import_s", "make_s", "reset_s", "step_s", "total_s", "process_wall_s")
+        return {k: summary([r[k] for r in runs]) for k in keys}
+
+    return {
+        "what": "fresh python: import gymnasium + solitaire_env, gym.make, reset(seed=0), one step",
+        "cold": agg(cold),
+        "warm": agg(warm),
+        "note": "total_s is timed inside the process (from before the imports); process_wall_s adds interpreter "
+        "start-up and exit",
+    }
 
