@@ -17,6 +17,12 @@ differ only in hidden cards get the same choices (tested). Its randomness (the g
 its own generator, seeded by ``reset(seed)``: a seeded evaluation repeats exactly.
 
 Safe foundation moves (see the solver) depend only on visible cards; they are played without search.
+
+Where nothing is hidden (FreeCell always; the other games once every card has been seen) there is one
+world, the table itself, and a win the solver finds there is a proved win: the agent keeps that line
+and plays it to the end without searching again (the rules are deterministic, so nothing can change
+it). ``nodes`` is then a budget per decision: a small one searches again at every move until some
+search reaches a win from where the game stands.
 """
 
 from __future__ import annotations
@@ -89,11 +95,14 @@ class SearchAgent(Agent):
         self.fallback = HeuristicAgent(self.variant)
         self._rng = np.random.default_rng(seed)
         v = self.variant
-        self._solver = solver.Solver(v, np.zeros(v.state_size, dtype=np.int8), memory_mb=1, max_depth=1024,
+        # 16 bytes of table a position searched, as the solver's restarts size theirs (solver/api.py).
+        self._solver = solver.Solver(v, np.zeros(v.state_size, dtype=np.int8), memory_mb=max(1, nodes * 16 >> 20),
+                                     max_depth=1024,
                                      min_score=solver.PROMISING)
         self._record = np.zeros(v.n_cards + 1, dtype=np.int16)
         self.searched = self.solved = 0  # decisions searched, and those where some guess was solved
         self._aimless, self._heuristic_choice = False, -1
+        self._plan: list[int] = []  # the rest of a proved win, where nothing is hidden
 
     @property
     def stuck(self) -> bool:
@@ -106,6 +115,7 @@ class SearchAgent(Agent):
             self._rng = np.random.default_rng(seed)
         self.fallback.reset(seed)
         self._aimless = False
+        self._plan = []
 
     def act(self, observation: Any, info: dict) -> int:
         action = self._choose(observation, info)
@@ -119,6 +129,13 @@ class SearchAgent(Agent):
             raise ValueError("no legal action in this position (the episode is over)")
         heuristic_choice = self.fallback.act(observation, info)  # keeps its memory of positions current
         self._heuristic_choice = heuristic_choice
+        if self._plan:
+            # A win found earlier with every card known: nothing can have changed it (the rules are
+            # deterministic), so it is played on without searching again.
+            action = self._plan.pop(0)
+            if mask[action]:
+                return int(action)
+            self._plan = []
         if legal.size == 1:
             return int(legal[0])
         t = self.rules.observe(observation)
@@ -135,6 +152,12 @@ class SearchAgent(Agent):
         for world in worlds:
             self._solver.restart(world)
             if self._solver.run(self.nodes) == solver.WON:
+                if guesses == 1 and not hidden_cards(t):
+                    # The table as it really is: the line is a proved win; keep it for the moves to come.
+                    self.solved += 1
+                    line = self._solver.solution()
+                    self._plan = line[1:]
+                    return line[0]
                 first = self._solver.first_move()
                 # Never back to a position already seen this episode: a guess cannot tell that the
                 # move undoes the last one, and voting for it made the agent cycle.

@@ -124,3 +124,32 @@ def test_search_beats_the_heuristic_where_search_helps():
     result = evaluate("Rainbow-v0", agents, episodes=30, seed=0)
     wins = {name: s.wins for name, s in result.summaries.items()}
     assert wins["search"] >= wins["heuristic"]
+
+
+def test_a_win_found_with_every_card_known_is_played_on_without_searching_again():
+    """FreeCell hides nothing: once a search finds a win, the agent follows that line to the end (each of
+    its moves legal), searching no more; a reset forgets it. With too small a budget it searches every
+    decision instead."""
+    env = gym.make("FreeCell-v0")
+    agent = SearchAgent("freecell", seed=0, worlds=1, nodes=50_000)
+    for deal in (1, 2):
+        obs, info = env.reset(seed=deal)
+        agent.reset(seed=deal)
+        planned_at, moves = None, 0  # the number of searches when a win was first found
+        terminated = truncated = False
+        while not (terminated or truncated):
+            action = agent.act(obs, info)
+            assert info["action_mask"][action] == 1
+            if agent._plan and planned_at is None:
+                planned_at = (agent.searched, moves)
+            obs, _, terminated, truncated, info = env.step(action)
+            moves += 1
+        assert terminated and info["foundation_cards"] == 52, deal
+        assert planned_at is not None and planned_at[1] < 10 < moves  # found early, then played on
+        assert agent.searched == planned_at[0] and agent._plan == []
+    small = SearchAgent("freecell", seed=0, worlds=1, nodes=5)
+    obs, info = env.reset(seed=1)
+    for _ in range(20):
+        action = small.act(obs, info)
+        obs, *_, info = env.step(action)
+    assert small.searched >= 10 and small._plan == []
