@@ -22,7 +22,8 @@ Where nothing is hidden (FreeCell always; the other games once every card has be
 world, the table itself, and a win the solver finds there is a proved win: the agent keeps that line
 and plays it to the end without searching again (the rules are deterministic, so nothing can change
 it). ``nodes`` is then a budget per decision: a small one searches again at every move until some
-search reaches a win from where the game stands.
+search reaches a win from where the game stands, every other search with the solver's moves of equal
+score in a random order (the same position searched the same way would fail the same way).
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class SearchAgent(Agent):
         self.searched = self.solved = 0  # decisions searched, and those where some guess was solved
         self._aimless, self._heuristic_choice = False, -1
         self._plan: list[int] = []  # the rest of a proved win, where nothing is hidden
+        self._episode_searches = 0  # this episode's: seeds the random order (an episode repeats alone)
 
     @property
     def stuck(self) -> bool:
@@ -116,6 +118,7 @@ class SearchAgent(Agent):
         self.fallback.reset(seed)
         self._aimless = False
         self._plan = []
+        self._episode_searches = 0
 
     def act(self, observation: Any, info: dict) -> int:
         action = self._choose(observation, info)
@@ -148,11 +151,18 @@ class SearchAgent(Agent):
         guesses = self.worlds if hidden_cards(t) else 1
         worlds = [world] + [sample_world(self.rules, t, self._rng) for _ in range(guesses - 1)]
         self.searched += 1
+        self._episode_searches += 1
+        # One world searched again move after move fails the same way each time; every other search
+        # breaks ties among equally scored moves at random (the solver's restarts do the same), seeded by
+        # the search's number in the episode so a game repeats. Guessed worlds differ already: they keep the order.
+        nothing_hidden = not hidden_cards(t)
+        self._solver.jitter = solver.JITTER if nothing_hidden and self._episode_searches % 2 == 0 else 0
+        self._solver.seed = self._episode_searches
         votes = np.zeros(v.n_actions, dtype=np.int64)
         for world in worlds:
             self._solver.restart(world)
             if self._solver.run(self.nodes) == solver.WON:
-                if guesses == 1 and not hidden_cards(t):
+                if nothing_hidden:
                     # The table as it really is: the line is a proved win; keep it for the moves to come.
                     self.solved += 1
                     line = self._solver.solution()
