@@ -18,12 +18,13 @@ its own generator, seeded by ``reset(seed)``: a seeded evaluation repeats exactl
 
 Safe foundation moves (see the solver) depend only on visible cards; they are played without search.
 
-Where nothing is hidden (FreeCell always; the other games once every card has been seen) there is one
-world, the table itself, and a win the solver finds there is a proved win: the agent keeps that line
+In a game that hides nothing (FreeCell) there is one world, the table itself, and a win the solver
+finds there is a proved win: the agent keeps that line
 and plays it to the end without searching again (the rules are deterministic, so nothing can change
 it). ``nodes`` is then a budget per decision: a small one searches again at every move until some
 search reaches a win from where the game stands, every other search with the solver's moves of equal
-score in a random order (the same position searched the same way would fail the same way).
+score in a random order (the same position searched the same way would fail the same way). The games
+with hidden cards play as before even once every card has been seen (plans there: not yet measured).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 from solitaire_env import solver
 from solitaire_env.agents.base import Agent
 from solitaire_env.agents.heuristic import HeuristicAgent, Rules, Table
-from solitaire_env.engine import core, state
+from solitaire_env.engine import core, position, state
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.variant import Variant
 
@@ -105,6 +106,9 @@ class SearchAgent(Agent):
         self._aimless, self._heuristic_choice = False, -1
         self._plan: list[int] = []  # the rest of a proved win, where nothing is hidden
         self._episode_searches = 0  # this episode's: seeds the random order (an episode repeats alone)
+        # A game that hides nothing (FreeCell): one world, the table itself, so a found win is a plan.
+        deal = state.deal(v, 0)
+        self.open_game = int(position.hidden_cards(deal, v.spec)) == 0 and v.stock_capacity == 0
 
     @property
     def stuck(self) -> bool:
@@ -155,7 +159,7 @@ class SearchAgent(Agent):
         # One world searched again move after move fails the same way each time; every other search
         # breaks ties among equally scored moves at random (the solver's restarts do the same), seeded by
         # the search's number in the episode so a game repeats. Guessed worlds differ already: they keep the order.
-        nothing_hidden = not hidden_cards(t)
+        nothing_hidden = self.open_game
         self._solver.jitter = solver.JITTER if nothing_hidden and self._episode_searches % 2 == 0 else 0
         self._solver.seed = self._episode_searches
         votes = np.zeros(v.n_actions, dtype=np.int64)

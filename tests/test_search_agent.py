@@ -147,6 +147,7 @@ def test_a_win_found_with_every_card_known_is_played_on_without_searching_again(
         assert terminated and info["foundation_cards"] == 52, deal
         assert planned_at is not None and planned_at[1] < 10 < moves  # found early, then played on
         assert agent.searched == planned_at[0] and agent._plan == []
+    assert agent.open_game and not any(SearchAgent(g).open_game for g in ("klondike", "rainbow", "rank_and_file"))
     small = SearchAgent("freecell", seed=0, worlds=1, nodes=5)
     obs, info = env.reset(seed=1)
     for _ in range(20):
