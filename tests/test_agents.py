@@ -39,15 +39,17 @@ def _play(env, agent, seed, max_steps=None):
 # game by default, and the full 3,000 steps here run under -m slow.
 LEGALITY_AGENTS = [*(n for n in AGENT_NAMES if n not in ("search", "pretrained")), "search:2x200",
                    pytest.param("search", marks=pytest.mark.slow), pytest.param("pretrained", marks=pytest.mark.slow)]
+# Steps each agent plays a game: the small-budget search plays 600 by default and 1,500 under -m slow.
+LEGALITY_STEPS = {"search:2x200": 600, "search:2x200 (long)": 1500}
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-@pytest.mark.parametrize("name", LEGALITY_AGENTS)
+@pytest.mark.parametrize("name", [*LEGALITY_AGENTS, pytest.param("search:2x200 (long)", marks=pytest.mark.slow)])
 def test_agents_play_only_legal_actions(env_id, name):
-    agent = make_agent(name, env_id, seed=0)
+    agent = make_agent(name.removesuffix(" (long)"), env_id, seed=0)
     env = gym.make(env_id, illegal_action="raise", max_episode_steps=600, **agent.env_kwargs)
     steps, seed = 0, 0
-    while steps < (1500 if name.startswith("search:") else 3000):
+    while steps < LEGALITY_STEPS.get(name, 3000):
         for _, info, action in _play(env, agent, seed):
             assert isinstance(action, int) and info["action_mask"][action] == 1
             steps += 1
