@@ -109,11 +109,3 @@ def test_every_option_of_every_command_has_help():
                for action in command._actions if action.option_strings and not action.help]
     assert missing == []
 
-
-def test_the_warm_up_compiles_by_playing_and_names_a_wrong_part():
-    from solitaire_env.tools import warm_up
-
-    with pytest.raises(ValueError, match="all, envs, solver"):
-        warm_up.warm_up("everything")
-    warm_up.warm_envs(steps=2)  # every game, option and the batched env: each must build and step
-    warm_up.warm_solver(nodes=100)
