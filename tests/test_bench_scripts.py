@@ -44,6 +44,14 @@ def _last_json(out: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def test_ppo_throughput_quick_one_variant():
+    # The default run's twin of the one below: one variant, the whole path (a config built, trained, timed).
+    out = _last_json(_run([sys.executable, str(BENCH / "ppo_throughput.py"), "--quick", "1", "as first built"]))
+    assert list(out) == ["CardCodesPolicy, as first built, 4 epochs"]
+    assert len(out["CardCodesPolicy, as first built, 4 epochs"]) == 1 and out[next(iter(out))][0] > 0
+
+
+@pytest.mark.slow
 def test_ppo_throughput_quick():
     from benchmarks.ppo_throughput import CARD_CODES, QUICK_PATTERN, SCORER, TWO_DECK
 
