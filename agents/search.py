@@ -19,12 +19,12 @@ its own generator, seeded by ``reset(seed)``: a seeded evaluation repeats exactl
 Safe foundation moves (see the solver) depend only on visible cards; they are played without search.
 
 In a game that hides nothing (FreeCell) there is one world, the table itself, and a win the solver
-finds there is a proved win: the agent keeps that line
-and plays it to the end without searching again (the rules are deterministic, so nothing can change
-it). ``nodes`` is then a budget per decision: a small one searches again at every move until some
-search reaches a win from where the game stands, every other search with the solver's moves of equal
-score in a random order (the same position searched the same way would fail the same way). The games
-with hidden cards play as before even once every card has been seen (plans there: not yet measured).
+finds there is a proved win: the agent keeps that line and plays it to the end without searching
+again (the rules are deterministic, so nothing can change it). ``nodes`` is then a budget per
+decision: a small one searches again at every move until some search reaches a win from where the
+game stands, every other search with the solver's moves of equal score in a random order (the same
+position searched the same way would fail the same way). The games with hidden cards play as before
+even once every card has been seen (plans there: not yet measured).
 """
 
 from __future__ import annotations
@@ -159,14 +159,13 @@ class SearchAgent(Agent):
         # One world searched again move after move fails the same way each time; every other search
         # breaks ties among equally scored moves at random (the solver's restarts do the same), seeded by
         # the search's number in the episode so a game repeats. Guessed worlds differ already: they keep the order.
-        nothing_hidden = self.open_game
-        self._solver.jitter = solver.JITTER if nothing_hidden and self._episode_searches % 2 == 0 else 0
+        self._solver.jitter = solver.JITTER if self.open_game and self._episode_searches % 2 == 0 else 0
         self._solver.seed = self._episode_searches
         votes = np.zeros(v.n_actions, dtype=np.int64)
         for world in worlds:
             self._solver.restart(world)
             if self._solver.run(self.nodes) == solver.WON:
-                if nothing_hidden:
+                if self.open_game:
                     # The table as it really is: the line is a proved win; keep it for the moves to come.
                     self.solved += 1
                     line = self._solver.solution()
