@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import math
+import re
 
 import gymnasium as gym
 import pytest
@@ -49,6 +51,17 @@ def _agents(env_id):
     return {name: make_agent(name, env_id, seed=0) for name in ("random", "heuristic")}
 
 
+def _without_seconds(table):
+    """The table less its last column, s/game: the one figure the clock sets."""
+    return "\n".join(re.sub(r"[^|]*\|$", "", line) if line.startswith("|") else line for line in table.splitlines())
+
+
+def _seconds_column(table):
+    """Agent -> its s/game cell, from the table's rows."""
+    rows = [line.strip("|").split("|") for line in table.splitlines() if line.startswith("| ")][1:]
+    return {cells[0].strip(): cells[-1].strip() for cells in rows}
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_evaluation_is_reproducible_to_the_digit(env_id, tmp_path):
     runs = []
@@ -58,7 +71,8 @@ def test_evaluation_is_reproducible_to_the_digit(env_id, tmp_path):
         result.write_json(tmp_path / f"{k}.json")
         runs.append(result)
     assert runs[0].to_dict() == runs[1].to_dict()
-    assert runs[0].table() == runs[1].table()
+    assert runs[0].table() != _without_seconds(runs[0].table())  # the clock's column is there to drop
+    assert _without_seconds(runs[0].table()) == _without_seconds(runs[1].table())
     assert (tmp_path / "0.csv").read_bytes() == (tmp_path / "1.csv").read_bytes()
     assert (tmp_path / "0.json").read_bytes() == (tmp_path / "1.json").read_bytes()
 
@@ -81,6 +95,20 @@ def test_every_agent_plays_the_same_deals_and_records_are_consistent():
         assert s.episodes == 20 and s.wins == sum(r.won for r in records)
         assert s.win_rate_ci95 == wilson_interval(s.wins, 20)
     assert result.summaries["heuristic"].wins > result.summaries["random"].wins
+
+
+def test_seconds_per_game_are_measured_shown_and_kept_out_of_the_files(tmp_path):
+    result = evaluate("Rainbow-v0", _agents("Rainbow-v0"), episodes=3, seed=0)
+    shown = _seconds_column(result.table())
+    assert "s/game" in result.table() and set(shown) == {"random", "heuristic"}
+    for name, s in result.summaries.items():
+        seconds = [r.seconds for r in result.records if r.agent == name]
+        assert all(x is not None and math.isfinite(x) and x > 0 for x in seconds)
+        assert s.seconds_per_game == pytest.approx(sum(seconds) / len(seconds))
+        assert float(shown[name]) == pytest.approx(s.seconds_per_game, rel=0.01)  # three digits
+    result.write_csv(tmp_path / "e.csv")
+    result.write_json(tmp_path / "e.json")
+    assert "second" not in (tmp_path / "e.csv").read_text() + (tmp_path / "e.json").read_text()
 
 
 def test_time_limit_truncates_and_is_recorded():
@@ -128,6 +156,9 @@ def test_cli_evaluate_end_to_end(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Rainbow (Rainbow-v0), 3 deals (test deals 5-7)" in out
     assert "| random " in out and "| heuristic " in out and "95% CI (Wilson)" in out
+    shown = _seconds_column(out)
+    assert set(shown) == {"random", "heuristic"} and " s/game |" in out
+    assert all(math.isfinite(float(x)) and float(x) > 0 for x in shown.values())
     with open(out_csv, newline="") as f:
         rows = list(csv.DictReader(f))
     expected = [(agent, seed) for agent in ("random", "heuristic") for seed in (5, 6, 7)]
@@ -187,6 +218,9 @@ def test_tiny_maskable_ppo_checkpoint_loads_and_evaluates(tmp_path, capsys):
     again = evaluate("Rainbow-v0", {"ppo": make_agent(str(path), "Rainbow-v0")}, episodes=3, seed=0)
     assert first.to_dict() == again.to_dict()  # deterministic actions
     assert all(r.length > 0 for r in first.records)
+    # Played as one batch: each game gets the batch's wall time over its games.
+    assert len({r.seconds for r in first.records}) == 1 and first.records[0].seconds > 0
+    assert first.summaries["ppo"].seconds_per_game == pytest.approx(first.records[0].seconds)
 
     assert main(["evaluate", "--env", "Rainbow-v0", "--agent", str(path), "--agent", "random",
                  "--episodes", "2", "--no-progress"]) == 0

@@ -6,6 +6,13 @@ the digit. Each agent is reset at the start of every episode with a seed derived
 number (:func:`agent_seed`), a stream independent of the deal's own. The table and the JSON name the
 split the deals belong to (:mod:`solitaire_env.engine.deals`): figures to report come from test deals.
 
+The table also gives each agent's seconds a game (``s/game``: wall-clock, from the env's reset to the
+game's end, the agent's thinking included, timed where the game is played: this process or a worker), in
+:attr:`AgentSummary.seconds_per_game` and :attr:`EpisodeRecord.seconds` too. The clock is the one figure
+that differs from run to run, so the CSV and the JSON leave it out: they stay byte for byte the same for
+the same deals, wherever and in however many sittings they were played; equality of records and summaries
+ignores it as well. With ``resume``, it is the mean over the games played in this run only.
+
 >>> from solitaire_env.agents import make_agent
 >>> result = evaluate("Rainbow-v0", {"random": make_agent("random", "Rainbow-v0")}, episodes=100, seed=0)
 >>> print(result.table())
@@ -20,8 +27,9 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -59,7 +67,11 @@ def agent_seed(deal_seed: int) -> int:
 
 @dataclass(frozen=True)
 class EpisodeRecord:
-    """One episode of one agent. ``episode_return`` is the sum of the env's rewards (CSV/JSON: ``return``)."""
+    """One episode of one agent. ``episode_return`` is the sum of the env's rewards (CSV/JSON: ``return``).
+
+    ``seconds``: the wall-clock time of its play (for a batched greedy policy, its batch's time over its games),
+    None for an episode not played in this run (read back from a CSV). Not in the CSV or JSON, and not compared.
+    """
 
     agent: str
     deal_seed: int
@@ -68,6 +80,7 @@ class EpisodeRecord:
     length: int
     truncated: bool
     episode_return: float
+    seconds: float | None = field(default=None, compare=False)
 
     def row(self) -> dict[str, Any]:
         return {"agent": self.agent, "deal_seed": self.deal_seed, "won": self.won,
@@ -93,6 +106,9 @@ class AgentSummary:
     # were, and the share of them this agent won. None when no deal played has shipped data (0-999 only).
     winnable_deals: int | None = None
     win_rate_of_winnable: float | None = None
+    # Mean wall-clock seconds of the episodes played in this run (None: none were, all resumed). Left out of
+    # to_dict and of equality: the clock is not reproducible, the other figures are.
+    seconds_per_game: float | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, agent: str, records: list[EpisodeRecord], winnable: set[int] | None = None) -> AgentSummary:
@@ -101,6 +117,7 @@ class AgentSummary:
         wins = sum(r.won for r in records)
         cards = [r.foundation_cards for r in records]
         on_winnable = [r for r in records if winnable is not None and r.deal_seed in winnable]
+        timed = [r.seconds for r in records if r.seconds is not None]
         return cls(
             agent=agent,
             episodes=n,
@@ -115,6 +132,7 @@ class AgentSummary:
             winnable_deals=len(on_winnable) if winnable is not None else None,
             win_rate_of_winnable=(sum(r.won for r in on_winnable) / len(on_winnable)
                                   if on_winnable else None),
+            seconds_per_game=float(np.mean(timed)) if timed else None,
         )
 
 
@@ -150,6 +168,7 @@ class EvaluationResult:
         labelled = any(s.winnable_deals is not None for s in self.summaries.values())
         if labelled:
             head += ("wins of winnable",)
+        head += ("s/game",)  # last, so that a comparison of two runs' tables can drop the clock's one column
         rows = [head]
         for s in self.summaries.values():
             low, high = s.win_rate_ci95
@@ -159,6 +178,7 @@ class EvaluationResult:
             if labelled:
                 row += (f"{100 * s.win_rate_of_winnable:.1f}% of {s.winnable_deals}"
                         if s.win_rate_of_winnable is not None else "-",)
+            row += (_seconds(s.seconds_per_game) if s.seconds_per_game is not None else "-",)
             rows.append(row)
         widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
         right = [False] + [True] * (len(head) - 1)
@@ -171,6 +191,8 @@ class EvaluationResult:
         options = f", {json.dumps(self.env_kwargs, sort_keys=True)}" if self.env_kwargs else ""
         notes = ["", "wins of winnable: wins on the deals played that the shipped solver data proves winnable "
                      "(docs/winnability.md), as a share of them"] if labelled else []
+        notes += ["", "s/game: wall-clock seconds a game played in this run, the agent's thinking included "
+                      "(not in the CSV or JSON)"]
         for name, kwargs in self.agent_env_kwargs.items():
             notes += ["", f"{name} plays with the env options {json.dumps(kwargs, sort_keys=True)} (the agent's own)"]
         return "\n".join([f"{title} ({self.env_id}{options}), {self.episodes} deals ({deals}), {limit}", "",
@@ -188,7 +210,9 @@ class EvaluationResult:
             "max_episode_steps": self.max_episode_steps,
             "env_kwargs": self.env_kwargs,
             "agent_env_kwargs": self.agent_env_kwargs,
-            "summaries": {name: {**asdict(s), "win_rate_ci95": list(s.win_rate_ci95)}
+            # Without seconds_per_game: the file of a run is the same as any other run's of the same deals.
+            "summaries": {name: {**{k: v for k, v in asdict(s).items() if k != "seconds_per_game"},
+                                 "win_rate_ci95": list(s.win_rate_ci95)}
                           for name, s in self.summaries.items()},
             "records": [r.row() for r in self.records],
         }
@@ -346,6 +370,9 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
                 mine = [deal for agent_name, deal in todo if agent_name == name]
                 if not mine:
                     continue
+                # The games of a batch share every step, so one game's own time means nothing: each gets
+                # the batch's wall time (the CSV rows written meanwhile included: microseconds) over its games.
+                start = time.perf_counter()
                 for r in play_batched(env_id, {**kwargs, **env_kwargs, **agent_kwargs.get(name, {})}, name,
                                       agents[name], mine):
                     results[name, r.deal_seed] = r
@@ -354,6 +381,9 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
                         out.flush()
                     if bar is not None:
                         bar.update(1)
+                seconds = (time.perf_counter() - start) / len(mine)
+                for deal in mine:
+                    results[name, deal] = replace(results[name, deal], seconds=seconds)
             todo = [key for key in todo if key[0] not in batched]
             for i, r in run_tasks(_play_task, todo, context=context, backend=backend):
                 if isinstance(r, TaskError):
@@ -407,6 +437,9 @@ def play_batched(env_id: str, env_kwargs: dict, name: str, agent: Agent, deals: 
     runner of :mod:`solitaire_env.tools.episodes`), choosing with ``agent.act_batch(obs, masks)``: the
     episodes of one-at-a-time play, yielded as they finish.
 
+    The records' ``seconds`` are None: the games share the batch's steps, so :func:`evaluate` gives each the
+    batch's wall time over its games.
+
     Only for agents whose batch play is their single play (``agent.batched``: a greedy policy). A policy's
     scores for one position can differ in the last bits between a batch and a single pass, so a move
     whose two best scores tie to about 1e-6 may go the other way; the figures agree otherwise.
@@ -414,6 +447,12 @@ def play_batched(env_id: str, env_kwargs: dict, name: str, agent: Agent, deals: 
     runner = EpisodeRunner(env_id, list(deals), env_kwargs, n_envs=n_envs)
     for e in runner.run(lambda turn: agent.act_batch(turn.obs, turn.masks), name=name):
         yield EpisodeRecord(name, e.deal, e.won, e.foundation_cards, e.length, e.truncated, e.total_return)
+
+
+def _seconds(x: float) -> str:
+    """``x`` seconds to three significant digits, never in exponent form: 0.000512, 0.0213, 2.35, 123."""
+    digits = min(6, max(0, 2 - math.floor(math.log10(x)))) if x > 0 else 3
+    return f"{x:.{digits}f}"
 
 
 def _shipped_labels(variant: Variant) -> tuple[set[int], set[int]] | None:
@@ -495,6 +534,7 @@ def _play_episode(env: gym.Env, name: str, agent: Agent, deal: int, record_dir: 
 
         recorder = Recorder()
         slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in os.path.basename(name))
+    start = time.perf_counter()  # timed here, in the process that plays it (a worker's too)
     obs, info = env.reset(seed=deal)
     agent.reset(seed=agent_seed(deal))
     if recorder is not None:
@@ -509,10 +549,11 @@ def _play_episode(env: gym.Env, name: str, agent: Agent, deal: int, record_dir: 
             recorder.add(action, reward)
         total += float(reward)
         length += 1
+    seconds = time.perf_counter() - start  # play only: writing the recording is not the agent's time
     if recorder is not None:
         recorder.save(os.path.join(record_dir, f"{slug}-deal-{deal}.json"))
     return EpisodeRecord(name, deal, bool(info["is_won"]), int(info["foundation_cards"]), length,
-                         bool(truncated and not terminated), total)
+                         bool(truncated and not terminated), total, seconds)
 
 
 __all__ = ["AgentSummary", "EpisodeErrors", "EpisodeRecord", "EvaluationResult", "agent_seed", "evaluate",
