@@ -6,7 +6,9 @@
 
 ``random``: uniform over the legal actions; ``heuristic``: the rule-based player of
 :mod:`solitaire_env.agents.heuristic`; ``search`` (or ``search:WxN``): the determinized search agent of
-:mod:`solitaire_env.agents.search`; a path to a ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
+:mod:`solitaire_env.agents.search`; ``plan`` (or ``plan:WxN``): the planning agent of
+:mod:`solitaire_env.agents.plan`, which keeps its guesses' winning lines between moves; a path to a
+``.zip``: a trained sb3-contrib MaskablePPO checkpoint
 (:mod:`agents.ppo`, needs the ``train`` extra), or to a training run directory: its
 ``best_model.zip``, else its ``final_model.zip``; a ``.msgpack`` file (or a run directory holding
 ``best_model.msgpack``): a policy trained on the JAX backend (:mod:`agents.jax_policy`, needs the ``jax``
@@ -23,9 +25,10 @@ import os
 from solitaire_env.agents.base import Agent
 from solitaire_env.agents.heuristic import HeuristicAgent
 from solitaire_env.agents.random_agent import RandomAgent
+from solitaire_env.engine.variant import Variant
 from solitaire_env.envs.registration import ENV_IDS
 
-AGENT_NAMES = ("random", "heuristic", "search", "pretrained")
+AGENT_NAMES = ("random", "heuristic", "search", "plan", "pretrained")
 PRETRAINED_DIR = os.path.join(os.path.dirname(__file__), "pretrained")
 
 
@@ -37,10 +40,36 @@ def pretrained_path(env_id: str) -> str:
     return path
 
 
-def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent:
-    """The agent ``name_or_path`` names, for ``env_id``.
+def _budget(name: str, kind: str) -> tuple[int, int]:
+    """(guesses, solver positions) of a ``search`` or ``plan`` agent's name: ``kind`` alone is 8 x 1,000."""
+    spec = name.removeprefix(kind).removeprefix(":")
+    try:
+        worlds, nodes = (int(x) for x in spec.split("x")) if spec else (8, 1000)
+    except ValueError:
+        raise ValueError(f"bad {kind} agent {name!r}: write {kind} or {kind}:WxN, e.g. {kind}:8x1000") from None
+    return worlds, nodes
 
-    Raises ``ValueError`` for an unknown env id or agent name (or an unreadable checkpoint) and
+
+def rules_played(env_id: str, env_kwargs: dict | None = None) -> Variant:
+    """The rule set ``env_id`` plays with the env options ``env_kwargs`` (Klondike's ``draw`` and ``redeals``
+    choose among its rule sets), read off the env itself so that it never differs from the env's."""
+    if not env_kwargs:
+        return ENV_IDS[env_id][1]
+    import gymnasium as gym
+
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        return env.unwrapped.variant
+    finally:
+        env.close()
+
+
+def make_agent(name_or_path: str, env_id: str, seed: int | None = None, env_kwargs: dict | None = None) -> Agent:
+    """The agent ``name_or_path`` names, for ``env_id`` played with the env options ``env_kwargs``.
+
+    The rule-based agents (heuristic, search, plan) look ahead with the rules the env plays: pass the
+    options that change them (Klondike's ``draw=3``), or they plan for the default game. Raises
+    ``ValueError`` for an unknown env id or agent name (or an unreadable checkpoint) and
     ``FileNotFoundError`` for a checkpoint path that does not exist (or a directory without a model);
     a checkpoint agent's ``checkpoint`` is the file it loaded.
     """
@@ -49,20 +78,18 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None) -> Agent
     if name_or_path == "random":
         return RandomAgent(seed)
     if name_or_path == "heuristic":
-        return HeuristicAgent(ENV_IDS[env_id][1], seed)
-    if name_or_path == "search" or name_or_path.startswith("search:"):
-        # "search:WxN": W guesses of the hidden cards per decision, N solver positions per guess.
-        from solitaire_env.agents.search import SearchAgent
-
-        spec = name_or_path.removeprefix("search").removeprefix(":")
-        try:
-            worlds, nodes = (int(x) for x in spec.split("x")) if spec else (8, 1000)
-        except ValueError:
-            raise ValueError(f"bad search agent {name_or_path!r}: write search or search:WxN, "
-                             "e.g. search:8x1000") from None
-        agent = SearchAgent(ENV_IDS[env_id][1], seed, worlds=worlds, nodes=nodes)
-        agent.name = name_or_path
-        return agent
+        return HeuristicAgent(rules_played(env_id, env_kwargs), seed)
+    for kind in ("search", "plan"):
+        if name_or_path == kind or name_or_path.startswith(kind + ":"):
+            # "search:WxN" / "plan:WxN": W guesses of the hidden cards, N solver positions per guess.
+            worlds, nodes = _budget(name_or_path, kind)
+            if kind == "search":
+                from solitaire_env.agents.search import SearchAgent as Planner
+            else:
+                from solitaire_env.agents.plan import PlanAgent as Planner
+            agent = Planner(rules_played(env_id, env_kwargs), seed, worlds=worlds, nodes=nodes)
+            agent.name = name_or_path
+            return agent
     if name_or_path in ("pretrained", "sample:pretrained"):
         from solitaire_env.agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
 
@@ -93,4 +120,4 @@ def _is_jax_policy(path: str) -> bool:
         and not any(os.path.isfile(os.path.join(path, m + ".zip")) for m in models)
 
 
-__all__ = ["AGENT_NAMES", "Agent", "HeuristicAgent", "RandomAgent", "make_agent", "pretrained_path"]
+__all__ = ["AGENT_NAMES", "Agent", "HeuristicAgent", "RandomAgent", "make_agent", "pretrained_path", "rules_played"]

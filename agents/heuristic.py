@@ -347,6 +347,11 @@ class HeuristicAgent(Agent):
         self._stuck = False
 
     @property
+    def variant(self) -> Variant:
+        """The rule set the agent looks ahead with."""
+        return self.rules.variant
+
+    @property
     def stuck(self) -> bool:
         """Whether the agent has found no way to make progress (rule 13); cleared when it finds one."""
         return self._stuck

@@ -32,15 +32,17 @@ def _play(env, agent, seed, max_steps=None):
             return
 
 
-# The search agent's full budget (8 guesses x 1,000 positions) costs about a minute per game here, so the
-# default run plays it with a small budget (the same code path; legality does not depend on the budget)
-# and the full one runs under -m slow.
+# The search agent's full budget (8 guesses x 1,000 positions) costs about a minute per game here (the plan
+# agent's a few seconds), so the default run plays them with a small budget (the same code path; legality
+# does not depend on the budget) and the full one runs under -m slow.
 # The shipped policy's moves come from a masked distribution; tests/test_pretrained.py plays a deal of each
 # game by default, and the full 3,000 steps here run under -m slow.
-LEGALITY_AGENTS = [*(n for n in AGENT_NAMES if n not in ("search", "pretrained")), "search:2x200",
-                   pytest.param("search", marks=pytest.mark.slow), pytest.param("pretrained", marks=pytest.mark.slow)]
-# Steps each agent plays a game: the small-budget search plays 600 by default and 1,500 under -m slow.
-LEGALITY_STEPS = {"search:2x200": 600, "search:2x200 (long)": 1500}
+LEGALITY_AGENTS = [*(n for n in AGENT_NAMES if n not in ("search", "plan", "pretrained")), "search:2x200", "plan:2x300",
+                   pytest.param("search", marks=pytest.mark.slow), pytest.param("plan", marks=pytest.mark.slow),
+                   pytest.param("pretrained", marks=pytest.mark.slow)]
+# Steps each agent plays a game: the small-budget search and plan agents play 600 by default, the search
+# agent 1,500 under -m slow.
+LEGALITY_STEPS = {"search:2x200": 600, "search:2x200 (long)": 1500, "plan:2x300": 600}
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
@@ -357,3 +359,18 @@ def test_heuristic_beats_random(env_id, sizes):
     assert heuristic.mean_foundation_cards > 2 * rand.mean_foundation_cards
     # And it wins clearly more often (one-sided two-proportion z-test, z > 5 at 150 episodes).
     assert _two_proportion_z(heuristic.wins, rand.wins, episodes) > 5 * scale
+
+
+def test_rule_based_agents_look_ahead_with_the_rules_the_env_plays():
+    """Klondike's draw=3 changes the rules: the agents built for it plan draw 3, and an evaluation refuses
+    an agent built for other rules than the env's (it would plan for a game it is not playing)."""
+    from solitaire_env.tools.evaluation import evaluate
+
+    for name in ("heuristic", "search:2x200", "plan:2x200"):
+        assert make_agent(name, "Klondike-v0", env_kwargs={"draw": 3}).variant.name == "klondike_draw3"
+        assert make_agent(name, "Klondike-v0").variant.name == "klondike"
+    with pytest.raises(ValueError, match="rules of klondike but the env plays klondike_draw3"):
+        evaluate("Klondike-v0", {"heuristic": make_agent("heuristic", "Klondike-v0")}, 1, env_kwargs={"draw": 3})
+    drawn = make_agent("heuristic", "Klondike-v0", env_kwargs={"draw": 3})
+    result = evaluate("Klondike-v0", {"heuristic": drawn}, 2, env_kwargs={"draw": 3})
+    assert result.summaries["heuristic"].episodes == 2

@@ -31,7 +31,7 @@ def test_evaluate_help_lists_every_agent_form(capsys):
         main(["evaluate", "--help"])
     assert exc.value.code == 0
     text = " ".join(capsys.readouterr().out.split())  # undo argparse's line wrapping
-    for form in ("'random'", "'heuristic'", "'search'", "'search:WxN'", "'sample:PATH'", ".zip",
+    for form in ("'random'", "'heuristic'", "'search'", "'search:WxN'", "'plan'", "'plan:WxN'", "'sample:PATH'", ".zip",
                  "run directory", "best_model.zip", "final_model.zip"):
         assert form in text, form
 

@@ -73,9 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--agent", required=True, action="append", metavar="AGENT", dest="agents",
                     help="'random', 'heuristic', 'search' (the determinized search agent), 'search:WxN' (W "
                          "guesses of the hidden cards per move, N solver positions each, e.g. search:8x1000), "
-                         "'pretrained' (the env's shipped policy, agents/pretrained/, greedy, in its own env "
-                         "options), PATH: a MaskablePPO .zip played greedily or a run directory (its best_model.zip, "
-                         "else final_model.zip), or 'sample:PATH' (the checkpoint's policy sampled, seeded per "
+                         "'plan' or 'plan:WxN' (the planning agent: W guesses whose winning lines it keeps "
+                         "between moves, N solver positions a solve), 'pretrained' (the env's shipped policy, "
+                         "agents/pretrained/, greedy, in its own env options), PATH: a MaskablePPO .zip played "
+                         "greedily or a run directory (its best_model.zip, else final_model.zip), or "
+                         "'sample:PATH' (the checkpoint's policy sampled, seeded per "
                          "deal); repeat to compare several. pretrained, PATH and sample:PATH need the train extra")
     ev.add_argument("--episodes", required=True, type=positive_int, metavar="N", help="deals to play")
     ev.add_argument("--deals", choices=("test", "validation", "train"), default="test",
@@ -223,7 +225,7 @@ def _evaluate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     agents = {}
     for name in args.agents:
         try:
-            agents[name] = make_agent(name, args.env, seed=args.seed)
+            agents[name] = make_agent(name, args.env, seed=args.seed, env_kwargs=args.env_kwargs)
         except (FileNotFoundError, ValueError) as e:
             parser.error(str(e))
         except ModuleNotFoundError as e:

@@ -326,6 +326,11 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     except TypeError as e:  # an argument the env does not take
         raise ValueError(f"env_kwargs: {e}") from None
     limit = env.spec.max_episode_steps if env.spec is not None else None
+    for name, agent in agents.items():  # a rule-based agent looks ahead with the rules it was built for
+        rules = getattr(agent, "variant", None)
+        if rules is not None and rules.name != env.unwrapped.variant.name:
+            raise ValueError(f"agent {name!r} plays by the rules of {rules.name} but the env plays "
+                             f"{env.unwrapped.variant.name}: build it with make_agent(..., env_kwargs=...)")
 
     labels = _shipped_labels(env.unwrapped.variant)  # the rule set played: Klondike draw 3 has labels of its own
     if winnable_only:
