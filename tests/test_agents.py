@@ -44,8 +44,8 @@ LEGALITY_AGENTS = [*(n for n in AGENT_NAMES if n not in ("search", "plan", "pret
 # agent 1,500 under -m slow.
 LEGALITY_STEPS = {"search:2x200": 600, "search:2x200 (long)": 1500, "plan:2x300": 600, "plan:2x300 (long)": 600}
 # The plan agent's whole-solver solves cost most in the two-deck games: 200 steps there by default, 600 under
-# -m slow ("plan:2x300 (long)").
-TWO_DECK_STEPS = {"plan:2x300": 200}
+# -m slow ("plan:2x300 (long)", and the full budget's "plan").
+TWO_DECK_STEPS = {"plan:2x300": 200, "plan": 600}
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
