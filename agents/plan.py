@@ -67,11 +67,12 @@ class PlanAgent(Agent):
     name = "plan"
 
     def __init__(self, variant: str | Variant, seed: int | None = None, worlds: int = 8, nodes: int = 1000,
-                 memory_mb: int = 16) -> None:
-        if worlds < 1 or nodes < 1 or memory_mb < 1:
-            raise ValueError(f"worlds, nodes and memory_mb must be positive, got {worlds}, {nodes} and {memory_mb}")
+                 memory_mb: int = 16, candidates: int = 3) -> None:
+        if min(worlds, nodes, memory_mb, candidates) < 1:
+            raise ValueError("worlds, nodes, memory_mb and candidates must be positive, got "
+                             f"{worlds}, {nodes}, {memory_mb} and {candidates}")
         self.variant = get_variant(variant)
-        self.worlds, self.nodes, self.memory_mb = worlds, nodes, memory_mb
+        self.worlds, self.nodes, self.memory_mb, self.candidates = worlds, nodes, memory_mb, candidates
         self.rules = Rules(self.variant)
         self.fallback = HeuristicAgent(self.variant)
         self._rng = np.random.default_rng(seed)
@@ -143,9 +144,42 @@ class PlanAgent(Agent):
                 votes[line[0]] += 1
         if votes.max() == 0:
             return False, self._heuristic_choice
+        if self.candidates > 1:
+            return True, self._hindsight(votes)
         if votes[self._heuristic_choice] == votes.max():
             return True, self._heuristic_choice
         return True, int(np.argmax(votes))
+
+    def _hindsight(self, votes: np.ndarray) -> int:
+        """The move after which most guesses are still won (hindsight optimization over the guesses).
+
+        A guess's line gives its first move a win for free; the other moves with votes (at most
+        ``candidates``, the heuristic's first, then by votes) are played in each guess won otherwise and
+        solved from there. The first move to keep every won guess won ends the check (none can do better).
+        """
+        won = int(votes.sum())
+        order = sorted(np.flatnonzero(votes), key=lambda a: (a != self._heuristic_choice, -votes[a], a))
+        best, best_score, best_results = -1, -1, {}
+        for move in order[:self.candidates]:
+            results, score = {}, int(votes[move])
+            for i, guess in enumerate(self._guesses):
+                line = guess[1]
+                if not isinstance(line, list) or not line or line[0] == move:
+                    continue
+                after = guess[0].copy()
+                core.apply_action(after, self.variant.spec, self.variant.actions, int(move))
+                results[i] = self._solve(after)
+                score += isinstance(results[i], list)
+            if score > best_score:
+                best, best_score, best_results = int(move), score, results
+            if best_score == won:
+                break
+        for i, result in best_results.items():  # what the check found becomes the guess's line after the move
+            guess = self._guesses[i]
+            guess[1] = [best] + result if isinstance(result, list) else result
+            if result is UNSOLVED:  # the budget ran out after the move: wait before solving it again
+                guess[2], guess[3] = self._decision + guess[3], 2 * guess[3]
+        return best
 
     def _keep_guesses_that_show(self, observation: np.ndarray) -> None:
         """Drop the guesses whose observation differs from the table's (a turned card contradicted them)."""
