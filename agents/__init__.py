@@ -6,7 +6,7 @@
 
 ``random``: uniform over the legal actions; ``heuristic``: the rule-based player of
 :mod:`solitaire_env.agents.heuristic`; ``search`` (or ``search:WxN``): the determinized search agent of
-:mod:`solitaire_env.agents.search`; ``plan`` (or ``plan:WxN``): the planning agent of
+:mod:`solitaire_env.agents.search`; ``plan`` (or ``plan:WxN``, ``plan:WxNxK``): the planning agent of
 :mod:`solitaire_env.agents.plan`, which keeps its guesses' winning lines between moves; a path to a
 ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
 (:mod:`agents.ppo`, needs the ``train`` extra), or to a training run directory: its
@@ -40,14 +40,15 @@ def pretrained_path(env_id: str) -> str:
     return path
 
 
-def _budget(name: str, kind: str) -> tuple[int, int]:
-    """(guesses, solver positions) of a ``search`` or ``plan`` agent's name: ``kind`` alone is 8 x 1,000."""
+def _budget(name: str, kind: str) -> tuple[int, ...]:
+    """The budget a ``search`` or ``plan`` agent's name gives: (guesses, solver positions), and for ``plan``
+    optionally the moves its hindsight check compares (``plan:WxNxK``). ``kind`` alone is 8 x 1,000."""
     spec = name.removeprefix(kind).removeprefix(":")
-    try:
-        worlds, nodes = (int(x) for x in spec.split("x")) if spec else (8, 1000)
-    except ValueError:
-        raise ValueError(f"bad {kind} agent {name!r}: write {kind} or {kind}:WxN, e.g. {kind}:8x1000") from None
-    return worlds, nodes
+    parts = spec.split("x") if spec else ["8", "1000"]
+    forms = f"{kind}:WxN" + (" or plan:WxNxK" if kind == "plan" else "")
+    if len(parts) not in ((2, 3) if kind == "plan" else (2,)) or not all(p.isdigit() for p in parts):
+        raise ValueError(f"bad {kind} agent {name!r}: write {kind} or {forms}, e.g. {kind}:8x1000")
+    return tuple(int(p) for p in parts)
 
 
 def rules_played(env_id: str, env_kwargs: dict | None = None) -> Variant:
@@ -81,13 +82,15 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None, env_kwar
         return HeuristicAgent(rules_played(env_id, env_kwargs), seed)
     for kind in ("search", "plan"):
         if name_or_path == kind or name_or_path.startswith(kind + ":"):
-            # "search:WxN" / "plan:WxN": W guesses of the hidden cards, N solver positions per guess.
-            worlds, nodes = _budget(name_or_path, kind)
+            # "search:WxN" / "plan:WxN": W guesses of the hidden cards, N solver positions per guess;
+            # "plan:WxNxK": the plan agent's hindsight check compares at most K moves.
+            worlds, nodes, *candidates = _budget(name_or_path, kind)
             if kind == "search":
                 from solitaire_env.agents.search import SearchAgent as Planner
             else:
                 from solitaire_env.agents.plan import PlanAgent as Planner
-            agent = Planner(rules_played(env_id, env_kwargs), seed, worlds=worlds, nodes=nodes)
+            extra = {"candidates": candidates[0]} if candidates else {}
+            agent = Planner(rules_played(env_id, env_kwargs), seed, worlds=worlds, nodes=nodes, **extra)
             agent.name = name_or_path
             return agent
     if name_or_path in ("pretrained", "sample:pretrained"):

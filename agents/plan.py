@@ -3,8 +3,13 @@
 :class:`PlanAgent` holds ``worlds`` guesses of the hidden cards (each a uniformly random arrangement
 of exactly the cards not visible, as the search agent deals them: :func:`~solitaire_env.agents.search.sample_world`).
 It solves each guess with the full solver (:func:`solitaire_env.solver.solve`: restarts, the agent's
-guidance, stock macros where the game has them), at most ``nodes`` positions a solve, and plays the
-move that most of the guesses' winning lines start with (the heuristic's move where it is among them).
+guidance, stock macros where the game has them), at most ``nodes`` positions a solve. A guess's line
+shows one winning move, not every one, so where the lines start with different moves the agent checks
+them in hindsight (Bjarnason, Fern and Tadepalli's hindsight optimization): for at most ``candidates``
+of those moves (the heuristic's first, then by how many lines start with it) it plays the move in each
+guess won by another line and solves from there, and plays the move after which most guesses are still
+won. The first move that keeps every won guess won ends the check; what the check found becomes those
+guesses' lines. ``candidates=1`` plays the move most lines start with (the heuristic's where tied).
 
 What makes it stronger than :mod:`~solitaire_env.agents.search` at the same seconds is that the search
 is reused between moves: a guess stays as long as it shows what the table shows. After each move the
@@ -59,6 +64,7 @@ class PlanAgent(Agent):
     worlds            guesses held
     nodes             the solver's position limit for each solve of a guess
     memory_mb         the solver's table for each solve
+    candidates        moves the hindsight check compares at a decision (1: no check)
     ================  =========================================================================
 
     It needs the default ``obs_mode="codes"`` observation.

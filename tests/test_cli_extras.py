@@ -91,8 +91,8 @@ def _help(argv: list[str], capsys) -> str:
 
 def test_evaluate_help_lists_every_kind_of_agent(capsys):
     text = _help(["evaluate"], capsys)
-    for kind in ("'random'", "'heuristic'", "'search'", "'search:WxN'", "'plan'", "'plan:WxN'", "'pretrained'", "PATH",
-                 "'sample:PATH'"):
+    for kind in ("'random'", "'heuristic'", "'search'", "'search:WxN'", "'plan'", "'plan:WxN'", "'plan:WxNxK'",
+                 "'pretrained'", "PATH", "'sample:PATH'"):
         assert kind in text, kind
 
 

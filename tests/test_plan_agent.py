@@ -97,5 +97,50 @@ def test_bad_plan_agent_names_and_budgets_fail_clearly():
         make_agent("plan:lots", "Klondike-v0")
     with pytest.raises(ValueError, match="positive"):
         PlanAgent("klondike", worlds=0)
+    with pytest.raises(ValueError, match="plan:WxNxK"):
+        make_agent("plan:3x200x2x1", "Klondike-v0")
+    with pytest.raises(ValueError, match="positive"):
+        make_agent("plan:3x200x0", "Klondike-v0")
     agent = make_agent("plan:3x200", "Klondike-v0")
     assert isinstance(agent, PlanAgent) and (agent.worlds, agent.nodes, agent.name) == (3, 200, "plan:3x200")
+    assert agent.candidates == 3
+    agent = make_agent("plan:3x200x1", "Klondike-v0")
+    assert (agent.worlds, agent.nodes, agent.candidates) == (3, 200, 1)
+
+
+def test_the_hindsight_check_plays_the_move_that_keeps_most_guesses_won(monkeypatch):
+    """Three guesses: two lines start with move a, one with move b. Where b keeps all three won and a
+    only its own two, b is played and the checked guesses' lines become b's; where a keeps all three
+    won, the check stops there (b is never tried) and a is played."""
+    variant = get_variant("klondike")
+    real = state.deal(variant, 0)
+    _, info = observe(variant, real)
+    a, b = (int(x) for x in np.flatnonzero(info["action_mask"])[:2])
+    after = {}
+    for move in (a, b):
+        after[move] = real.copy()
+        core.apply_action(after[move], variant.spec, variant.actions, move)
+
+    def play(winner_after_a):
+        agent = PlanAgent(variant, candidates=3)
+        agent._guesses = [[real.copy(), [a, 1], 0, 1], [real.copy(), [a, 2], 0, 1], [real.copy(), [b, 3], 0, 1]]
+        agent._heuristic_choice = -1
+        tried = []
+
+        def fake_solve(world):
+            move = a if np.array_equal(world, after[a]) else b
+            assert np.array_equal(world, after[move])
+            tried.append(move)
+            return [7] if move == b or winner_after_a else UNSOLVED
+
+        monkeypatch.setattr(agent, "_solve", fake_solve)
+        votes = np.zeros(variant.n_actions, dtype=np.int64)
+        votes[a], votes[b] = 2, 1
+        return agent, tried, agent._hindsight(votes)
+
+    agent, tried, move = play(winner_after_a=False)
+    assert move == b and tried == [a, b, b]
+    assert [g[1] for g in agent._guesses] == [[b, 7], [b, 7], [b, 3]]
+    agent, tried, move = play(winner_after_a=True)
+    assert move == a and tried == [a]
+    assert [g[1] for g in agent._guesses] == [[a, 1], [a, 2], [a, 7]]

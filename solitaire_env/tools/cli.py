@@ -73,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--agent", required=True, action="append", metavar="AGENT", dest="agents",
                     help="'random', 'heuristic', 'search' (the determinized search agent), 'search:WxN' (W "
                          "guesses of the hidden cards per move, N solver positions each, e.g. search:8x1000), "
-                         "'plan' or 'plan:WxN' (the planning agent: W guesses whose winning lines it keeps "
-                         "between moves, N solver positions a solve), 'pretrained' (the env's shipped policy, "
+                         "'plan', 'plan:WxN' or 'plan:WxNxK' (the planning agent: W guesses whose winning lines "
+                         "it keeps between moves, N solver positions a solve, K moves its hindsight check "
+                         "compares; default 8x1000x3), 'pretrained' (the env's shipped policy, "
                          "agents/pretrained/, greedy, in its own env options), PATH: a MaskablePPO .zip played "
                          "greedily or a run directory (its best_model.zip, else final_model.zip), or "
                          "'sample:PATH' (the checkpoint's policy sampled, seeded per "
