@@ -89,3 +89,25 @@ def test_recipe_curves_plot(tmp_path):
     out = _run("plot_recipe_curves.py", str(run), "--out", "curves.png", cwd=tmp_path)
     assert "wrote curves.png" in out
     assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_strength_figure_draws_the_baselines_table(tmp_path):
+    """Every row of docs/baselines.md's "Strength against seconds" is a figure of the page's full tables (the
+    same win rate and interval), each game has at least three budgets, and the script draws one panel each."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plot_strength", EXAMPLES / "plot_strength.py")
+    plot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot)
+    games = plot.read_table()
+    page = plot.BASELINES.read_text()
+    elsewhere = page.split(plot.HEADING, 1)[0] + page.split(plot.HEADING, 1)[1].split("\n## ", 1)[1]
+    for game, rows in games.items():
+        assert len(rows) >= 3, game
+        for row in rows:
+            assert row["low"] <= row["win"] <= row["high"] and row["seconds"] > 0, (game, row)
+            shown = f"{100 * row['win']:.1f}% | {100 * row['low']:.1f}% - {100 * row['high']:.1f}%"
+            assert shown in elsewhere, (game, row["agent"], shown)
+    out = _run("plot_strength.py", "--out", "strength.png", cwd=tmp_path)
+    assert "wrote strength.png" in out and all(game in out for game in games)
+    assert (tmp_path / "strength.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

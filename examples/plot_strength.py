@@ -1,0 +1,72 @@
+"""Win rate against seconds a game, one panel per game, from the table "Strength against seconds" in
+docs/baselines.md (the table is the record; this only draws it):
+
+    python examples/plot_strength.py --out docs/img/strength.png
+
+Each point is one agent at one budget, with its 95% Wilson interval; the x axis (seconds a game, log scale)
+is the evaluation's own ``s/game``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+BASELINES = Path(__file__).resolve().parent.parent / "docs" / "baselines.md"
+HEADING = "## Strength against seconds"
+
+
+def read_table(path: Path = BASELINES) -> dict[str, list[dict]]:
+    """The rows of the section's table, by game: ``agent``, ``win`` (0-1), ``low``, ``high``, ``seconds``."""
+    text = path.read_text()
+    if HEADING not in text:
+        raise ValueError(f"{path} has no section {HEADING!r}")
+    section = text.split(HEADING, 1)[1].split("\n## ", 1)[0]
+    games: dict[str, list[dict]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 5 or not cells[2].endswith("%"):
+            continue  # not a row of figures (the header, its rule, or prose)
+        game, agent, win, interval, seconds = cells
+        low, high = (float(x) for x in re.findall(r"[\d.]+", interval))
+        games.setdefault(game, []).append({"agent": agent.replace("`", ""), "win": float(win[:-1]) / 100,
+                                           "low": low / 100, "high": high / 100, "seconds": float(seconds)})
+    if not games:
+        raise ValueError(f"the section {HEADING!r} of {path} has no rows")
+    return games
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baselines", type=Path, default=BASELINES, help="the markdown file holding the table")
+    parser.add_argument("--out", default="strength.png")
+    args = parser.parse_args()
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    games = read_table(args.baselines)
+    fig, axes = plt.subplots(1, len(games), figsize=(3.6 * len(games), 3.4), dpi=110, squeeze=False)
+    for ax, (game, rows) in zip(axes[0], games.items(), strict=True):
+        for row in rows:
+            err = [[row["win"] - row["low"]], [row["high"] - row["win"]]]
+            ax.errorbar([row["seconds"]], [row["win"]], yerr=err, marker="o", capsize=3, label=row["agent"])
+        ax.set_xscale("log")
+        ticks = sorted({row["seconds"] for row in rows})  # the measured seconds only: log ticks crowd
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks], fontsize=7)
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(game, fontsize=9)
+        ax.set_xlabel("seconds a game (log)")
+        ax.set_ylabel("win rate, test deals 0-999")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(args.out)
+    print(f"wrote {args.out} ({', '.join(games)})")
+
+
+if __name__ == "__main__":
+    main()
