@@ -142,7 +142,7 @@ class PlanAgent(Agent):
             if guess[1] is UNSOLVED and guess[2] <= self._decision:
                 guess[1] = self._solve(guess[0])
                 if guess[1] is UNSOLVED:  # the budget ran out: wait, then try again
-                    guess[2], guess[3] = self._decision + guess[3], 2 * guess[3]
+                    self._wait(guess)
                 else:
                     guess[3] = FIRST_RETRY
             line = guess[1]
@@ -184,8 +184,12 @@ class PlanAgent(Agent):
             guess = self._guesses[i]
             guess[1] = [best] + result if isinstance(result, list) else result
             if result is UNSOLVED:  # the budget ran out after the move: wait before solving it again
-                guess[2], guess[3] = self._decision + guess[3], 2 * guess[3]
+                self._wait(guess)
         return best
+
+    def _wait(self, guess: list[Any]) -> None:
+        """Back off a guess the solver could not decide: solve it again after its wait, then wait twice as long."""
+        guess[2], guess[3] = self._decision + guess[3], 2 * guess[3]
 
     def _keep_guesses_that_show(self, observation: np.ndarray) -> None:
         """Drop the guesses whose observation differs from the table's (a turned card contradicted them)."""
