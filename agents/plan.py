@@ -17,8 +17,10 @@ agent plays the move in every guess it holds and compares the guess's observatio
 a guess that a newly turned card contradicts is dropped and a fresh one dealt and solved in its place.
 A kept guess whose line began with the move played goes on with the rest of its line, unsearched; one
 whose line began otherwise is solved again from where it now stands. A guess proved lost stays lost
-(from a lost position every line loses). Where no guess has a winning line the agent plays as the
-heuristic agent would.
+(from a lost position every line loses). A line whose next move leads back to a position already seen
+this episode gets no vote, as in the search agent: a move that can be undone keeps every guess won, and
+where the undo was a safe move the agent played the two in turn until the time limit. Where no guess
+has a winning line the agent plays as the heuristic agent would.
 
 Like the search agent it reads only the observation and the action mask, never the engine's state
 (tested), and its guesses come from its own generator, seeded by ``reset(seed)``: a seeded evaluation
@@ -146,7 +148,9 @@ class PlanAgent(Agent):
                 else:
                     guess[3] = FIRST_RETRY
             line = guess[1]
-            if isinstance(line, list) and line and mask[line[0]]:
+            # Never back to a position already seen this episode (as the search agent): a move that can be
+            # undone keeps every guess won, and where the undo is a safe move the agent cycled to the time limit.
+            if isinstance(line, list) and line and mask[line[0]] and self.fallback.fresh(t, line[0]):
                 votes[line[0]] += 1
         if votes.max() == 0:
             return False, self._heuristic_choice

@@ -6,6 +6,7 @@ import pytest
 from test_search_agent import observe, rehide
 
 import solitaire_env  # noqa: F401  (registers the envs)
+from solitaire_env import solver
 from solitaire_env.agents import make_agent
 from solitaire_env.agents.plan import LOST, UNSOLVED, PlanAgent
 from solitaire_env.agents.search import hidden_cards
@@ -144,3 +145,33 @@ def test_the_hindsight_check_plays_the_move_that_keeps_most_guesses_won(monkeypa
     agent, tried, move = play(winner_after_a=True)
     assert move == a and tried == [a]
     assert [g[1] for g in agent._guesses] == [[a, 1], [a, 2], [a, 7]]
+
+
+def test_no_vote_for_a_move_back_to_a_position_seen(monkeypatch):
+    """Every guess's line starts with move m: the agent plays m, unless m leads back to a position seen
+    this episode. (A move that can be undone keeps every guess won; where the undo was a safe move the
+    agent played the two moves in turn until the time limit.)"""
+    variant = get_variant("klondike_draw3")
+    for seed in range(50):
+        real = state.deal(variant, seed)
+        obs, info = observe(variant, real)
+        legal = np.flatnonzero(info["action_mask"])
+        record = np.zeros(variant.n_cards + 1, dtype=np.int16)
+        if legal.size > 2 and solver.play_safe_moves(real.copy(), variant.spec, variant.actions, record, 0, True) == 0:
+            break
+    else:
+        pytest.fail("no deal in 50 starts without a safe move and with three legal moves")
+
+    def first_choice(seen_after_m):
+        agent = PlanAgent(variant, worlds=2)
+        agent.reset(seed=0)
+        m = int(legal[-1])
+        monkeypatch.setattr(agent, "_solve", lambda world: [m])
+        if seen_after_m:
+            agent.fallback._seen.add(agent.rules.apply(agent.rules.observe(obs), m).key())
+        return m, agent.act(obs, info)
+
+    m, played = first_choice(seen_after_m=False)
+    assert played == m
+    m, played = first_choice(seen_after_m=True)
+    assert played != m and info["action_mask"][played]
