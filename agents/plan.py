@@ -148,8 +148,7 @@ class PlanAgent(Agent):
                 else:
                     guess[3] = FIRST_RETRY
             line = guess[1]
-            # Never back to a position already seen this episode (as the search agent): a move that can be
-            # undone keeps every guess won, and where the undo is a safe move the agent cycled to the time limit.
+            # Never back to a position already seen this episode (see the module docstring).
             if isinstance(line, list) and line and mask[line[0]] and self.fallback.fresh(t, line[0]):
                 votes[line[0]] += 1
         if votes.max() == 0:

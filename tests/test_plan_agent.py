@@ -152,11 +152,11 @@ def test_no_vote_for_a_move_back_to_a_position_seen(monkeypatch):
     this episode. (A move that can be undone keeps every guess won; where the undo was a safe move the
     agent played the two moves in turn until the time limit.)"""
     variant = get_variant("klondike_draw3")
+    record = np.zeros(variant.n_cards + 1, dtype=np.int16)
     for seed in range(50):
         real = state.deal(variant, seed)
         obs, info = observe(variant, real)
         legal = np.flatnonzero(info["action_mask"])
-        record = np.zeros(variant.n_cards + 1, dtype=np.int16)
         if legal.size > 2 and solver.play_safe_moves(real.copy(), variant.spec, variant.actions, record, 0, True) == 0:
             break
     else:
