@@ -21,10 +21,12 @@ DEALS = range(3_000_000, 3_000_005)
 LIMITS = {"Rainbow-v0": {"no_revisit": True}, "RankAndFile-v0": {"no_revisit": True, "max_episode_steps": 300}}
 
 
-def _sequential(env_id: str, deals: range, gamma: float) -> tuple[list, list, list]:
-    """The heuristic's games one at a time in a plain env: its labelled moves, their codes and returns."""
-    env = gym.make(env_id, **LIMITS[env_id])
-    agent = make_agent("heuristic", env_id)
+def _sequential(env_id: str, deals: range, gamma: float, rules: dict | None = None,
+                planned: dict | None = None) -> tuple[list, list, list]:
+    """The heuristic's games one at a time in a plain env: its labelled moves, their codes and returns.
+    ``rules``: the env's options; ``planned``: those the heuristic looks ahead with (default ``rules``)."""
+    env = gym.make(env_id, **LIMITS.get(env_id, {}), **(rules or {}))
+    agent = make_agent("heuristic", env_id, env_kwargs=rules if planned is None else planned)
     actions, codes, returns = [], [], []
     for deal in deals:
         obs, info = env.reset(seed=deal)
@@ -63,6 +65,18 @@ def test_batched_teacher_games_are_the_sequential_ones(env_id):
     np.testing.assert_array_equal(piles.actions, actions)  # the same games, seen through another observation
     assert piles.obs["cards"].shape[0] == len(actions)
     np.testing.assert_array_equal(piles.obs["action_mask"].astype(bool), piles.masks)
+
+
+def test_the_teacher_plans_with_the_rules_the_env_plays():
+    """Klondike draw 3 is an env option: the teacher gets it too, so its labels are those of a heuristic
+    that looks ahead with draw 3 (one with draw 1's rules plays other moves in the same games)."""
+    deals = range(3_000_000, 3_000_002)
+    draw3 = {"draw": 3, "max_episode_steps": 200}
+    actions, _, _ = _sequential("Klondike-v0", deals, gamma=0.9, rules=draw3)
+    games = imitation.play("Klondike-v0", deals, draw3, n_envs=2, teacher="heuristic", gamma=0.9)
+    np.testing.assert_array_equal(games.actions, actions)
+    wrong, _, _ = _sequential("Klondike-v0", deals, gamma=0.9, rules=draw3, planned={"draw": 1})
+    assert wrong != actions
 
 
 def test_the_search_teacher_labels_the_same_games_whatever_the_sub_envs():

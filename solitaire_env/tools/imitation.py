@@ -95,7 +95,9 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
     n_envs = runner.n_envs
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
-    teachers = [make_agent(teacher, env_id, seed=seed) for _ in range(n_envs)] if teacher else None
+    # The teacher looks ahead with the rules the env plays (Klondike's draw 3 is an env option).
+    teachers = ([make_agent(teacher, env_id, seed=seed, env_kwargs=env_kwargs) for _ in range(n_envs)]
+                if teacher else None)
     record = record and teachers is not None
     chunks: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # obs, masks, actions, game, step
 
