@@ -4,7 +4,8 @@ docs/baselines.md (the table is the record; this only draws it):
     python examples/plot_strength.py --out docs/img/strength.png
 
 Each point is one agent at one budget, with its 95% Wilson interval; the x axis (seconds a game, log scale)
-is the evaluation's own ``s/game``.
+is the evaluation's own ``s/game``. The section's second table, the anchors (a published figure, the
+solver's ceiling), gives the dashed lines.
 """
 
 from __future__ import annotations
@@ -37,6 +38,17 @@ def read_table(path: Path = BASELINES) -> dict[str, list[dict]]:
     return games
 
 
+def read_anchors(path: Path = BASELINES) -> dict[str, list[tuple[str, float]]]:
+    """The section's anchor rows (three cells: game, what, win rate), by game: ``(what, win)`` pairs."""
+    section = path.read_text().split(HEADING, 1)[1].split("\n## ", 1)[0]
+    anchors: dict[str, list[tuple[str, float]]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[2].endswith("%") and cells[2][:-1].replace(".", "").isdigit():
+            anchors.setdefault(cells[0], []).append((cells[1], float(cells[2][:-1]) / 100))
+    return anchors
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baselines", type=Path, default=BASELINES, help="the markdown file holding the table")
@@ -50,11 +62,16 @@ def main() -> None:
     from matplotlib.ticker import NullFormatter
 
     games = read_table(args.baselines)
+    anchors = read_anchors(args.baselines)
     fig, axes = plt.subplots(1, len(games), figsize=(3.6 * len(games), 3.4), dpi=110, squeeze=False)
     for ax, (game, rows) in zip(axes[0], games.items(), strict=True):
         for row in rows:
             err = [[row["win"] - row["low"]], [row["high"] - row["win"]]]
             ax.errorbar([row["seconds"]], [row["win"]], yerr=err, marker="o", capsize=3, label=row["agent"])
+        for what, win in anchors.get(game, []):
+            ax.axhline(win, linestyle="--", linewidth=0.8, color="grey")
+            ax.annotate(what, (0.02, win), xycoords=("axes fraction", "data"), fontsize=6, color="grey",
+                        va="bottom")
         ax.set_xscale("log")
         ticks = sorted({row["seconds"] for row in rows})  # the measured seconds only: log ticks crowd
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks], fontsize=7)

@@ -108,6 +108,11 @@ def test_strength_figure_draws_the_baselines_table(tmp_path):
             assert row["low"] <= row["win"] <= row["high"] and row["seconds"] > 0, (game, row)
             shown = f"{100 * row['win']:.1f}% | {100 * row['low']:.1f}% - {100 * row['high']:.1f}%"
             assert shown in elsewhere, (game, row["agent"], shown)
+    anchors = plot.read_anchors()
+    assert set(anchors) <= set(games) and "Klondike draw 3" in anchors
+    for game, lines in anchors.items():
+        for what, win in lines:  # each ceiling is the page's own figure
+            assert what.startswith("Bjarnason") or f"{100 * win:.1f}%" in elsewhere, (game, what)
     out = _run("plot_strength.py", "--out", "strength.png", cwd=tmp_path)
     assert "wrote strength.png" in out and all(game in out for game in games)
     assert (tmp_path / "strength.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
