@@ -63,8 +63,12 @@ def main() -> None:
 
     games = read_table(args.baselines)
     anchors = read_anchors(args.baselines)
-    fig, axes = plt.subplots(1, len(games), figsize=(3.6 * len(games), 3.4), dpi=110, squeeze=False)
-    for ax, (game, rows) in zip(axes[0], games.items(), strict=True):
+    cols = min(3, len(games))
+    nrows = -(-len(games) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.8 * cols, 3.4 * nrows), dpi=110, squeeze=False)
+    for ax in axes.flat[len(games):]:
+        ax.set_visible(False)
+    for ax, (game, rows) in zip(axes.flat, games.items(), strict=False):  # spare panels stay hidden
         for row in rows:
             err = [[row["win"] - row["low"]], [row["high"] - row["win"]]]
             ax.errorbar([row["seconds"]], [row["win"]], yerr=err, marker="o", capsize=3, label=row["agent"])
@@ -73,7 +77,10 @@ def main() -> None:
             ax.annotate(what, (0.02, win), xycoords=("axes fraction", "data"), fontsize=6, color="grey",
                         va="bottom")
         ax.set_xscale("log")
-        ticks = sorted({row["seconds"] for row in rows})  # the measured seconds only: log ticks crowd
+        ticks: list[float] = []  # the measured seconds only (log ticks crowd), none within 25% of the last
+        for t in sorted({row["seconds"] for row in rows}):
+            if not ticks or t > 1.25 * ticks[-1]:
+                ticks.append(t)
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks], fontsize=7)
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(game, fontsize=9)
