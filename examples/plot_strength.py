@@ -18,15 +18,19 @@ BASELINES = Path(__file__).resolve().parent.parent / "docs" / "baselines.md"
 HEADING = "## Strength against seconds"
 
 
-def read_table(path: Path = BASELINES) -> dict[str, list[dict]]:
-    """The rows of the section's table, by game: ``agent``, ``win`` (0-1), ``low``, ``high``, ``seconds``."""
+def _section_rows(path: Path) -> list[list[str]]:
+    """The cells of every table row of the section (prose lines come back as one cell)."""
     text = path.read_text()
     if HEADING not in text:
         raise ValueError(f"{path} has no section {HEADING!r}")
     section = text.split(HEADING, 1)[1].split("\n## ", 1)[0]
+    return [[c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()]
+
+
+def read_table(path: Path = BASELINES) -> dict[str, list[dict]]:
+    """The rows of the section's table, by game: ``agent``, ``win`` (0-1), ``low``, ``high``, ``seconds``."""
     games: dict[str, list[dict]] = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    for cells in _section_rows(path):
         if len(cells) != 5 or not cells[2].endswith("%"):
             continue  # not a row of figures (the header, its rule, or prose)
         game, agent, win, interval, seconds = cells
@@ -40,10 +44,8 @@ def read_table(path: Path = BASELINES) -> dict[str, list[dict]]:
 
 def read_anchors(path: Path = BASELINES) -> dict[str, list[tuple[str, float]]]:
     """The section's anchor rows (three cells: game, what, win rate), by game: ``(what, win)`` pairs."""
-    section = path.read_text().split(HEADING, 1)[1].split("\n## ", 1)[0]
     anchors: dict[str, list[tuple[str, float]]] = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    for cells in _section_rows(path):
         if len(cells) == 3 and cells[2].endswith("%") and cells[2][:-1].replace(".", "").isdigit():
             anchors.setdefault(cells[0], []).append((cells[1], float(cells[2][:-1]) / 100))
     return anchors

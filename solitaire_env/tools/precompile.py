@@ -17,9 +17,6 @@ import subprocess
 import sys
 import time
 
-# The two halves, run side by side: each compiles what its calls reach (the core functions both need
-# are compiled in both, a small overlap).
-PARTS = ("envs", "planners")
 MODULE = "solitaire_env.tools.precompile"
 PILES = {"obs_mode": "piles", "action_features": True, "no_revisit": True}
 
@@ -46,16 +43,14 @@ def compile_envs(steps: int = 20) -> None:
             env = gym.make(env_id, **options)
             obs, info = env.reset(seed=1)
             for _ in range(steps):
-                mask = obs["action_mask"] if isinstance(obs, dict) else info["action_mask"]
-                obs, _, terminated, truncated, info = env.step(_first_legal(mask))
+                obs, _, terminated, truncated, info = env.step(_first_legal(info["action_mask"]))
                 if terminated or truncated:
                     break
             env.close()
             venv = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", **options)
             obs, info = venv.reset(seed=1)
             for _ in range(steps):
-                masks = obs["action_mask"] if isinstance(obs, dict) else info["action_mask"]
-                obs, *_, info = venv.step(np.array([_first_legal(m) for m in masks]))
+                obs, *_, info = venv.step(np.array([_first_legal(m) for m in info["action_mask"]]))
             venv.close()
         game = Game(variant, seed=1)
         for _ in range(steps):
@@ -89,6 +84,11 @@ def compile_planners(moves: int = 3) -> None:
             env.close()
 
 
+# The two halves, run side by side: each compiles what its calls reach (the core functions both need
+# are compiled in both, a small overlap).
+PARTS = {"envs": compile_envs, "planners": compile_planners}
+
+
 def precompile(jobs: int = 2) -> dict[str, float]:
     """Compile the engine once (see the module docstring): the halves of :data:`PARTS` in ``jobs``
     processes at a time. Returns each half's wall seconds; raises ``RuntimeError`` if one fails."""
@@ -117,10 +117,10 @@ def precompile(jobs: int = 2) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=2, help="processes compiling at once (default 2)")
-    parser.add_argument("--part", choices=PARTS, help=argparse.SUPPRESS)  # one half, in this process
+    parser.add_argument("--part", choices=list(PARTS), help=argparse.SUPPRESS)  # one half, in this process
     args = parser.parse_args(argv)
     if args.part:
-        {"envs": compile_envs, "planners": compile_planners}[args.part]()
+        PARTS[args.part]()
         return 0
     start = time.perf_counter()
     seconds = precompile(args.jobs)
