@@ -386,7 +386,7 @@ class HeuristicAgent(Agent):
                 # A whole pass through the stock changed nothing: no progress that way either.
                 step = None if self._stuck else self._enabling(t, self._neutral(t, rated))
                 if step is None and not self._stuck:
-                    step = self._search(t)
+                    step = self._search(t, legal)
                 if step is not None:
                     return step
                 self._stuck = True
@@ -401,7 +401,7 @@ class HeuristicAgent(Agent):
         if not self._stuck:
             step = self._enabling(t, self._neutral(t, rated))  # rule 9
             if step is None:
-                step = self._search(t)  # rule 13
+                step = self._search(t, legal)  # rule 13
             if step is not None:
                 return step
             self._stuck = True
@@ -512,9 +512,14 @@ class HeuristicAgent(Agent):
                     best, best_a = tier, a
         return best_a
 
-    def _search(self, t: Table) -> int | None:
-        """First move of the shortest rearranging path to a position with a productive move (rule 13)."""
+    def _search(self, t: Table, legal: list[int]) -> int | None:
+        """First move of the shortest rearranging path to a position with a productive move (rule 13).
+
+        The first move is one of ``legal`` (the env's mask, which ``no_revisit`` narrows to moves to
+        positions unseen up to symmetry: a move this agent's own memory calls new may be masked).
+        """
         rules = self.rules
+        allowed = set(legal)
         seen = set(self._seen)
         queue: deque[tuple[Table, int, int]] = deque([(t, -1, 0)])
         nodes = 0
@@ -523,6 +528,8 @@ class HeuristicAgent(Agent):
             if depth >= self.search_depth:
                 continue
             for a in rules.legal(node):
+                if depth == 0 and a not in allowed:
+                    continue
                 tier, _, reversible = self._rate(node, a)
                 if not reversible:
                     if tier >= PRODUCTIVE and depth > 0:

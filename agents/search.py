@@ -149,7 +149,9 @@ class SearchAgent(Agent):
         v = self.variant
         # Safe moves depend on visible cards only: any guess shows the same ones.
         world = sample_world(self.rules, t, self._rng)
-        if solver.play_safe_moves(world.copy(), v.spec, v.actions, self._record, 0, True) > 0:
+        # The env's mask may forbid a move the rules allow (no_revisit: a card back up to the foundation
+        # it came down from repeats a position); such a move is never played, whatever proves it good.
+        if solver.play_safe_moves(world.copy(), v.spec, v.actions, self._record, 0, True) > 0 and mask[self._record[0]]:
             return int(self._record[0])
         # With nothing hidden (FreeCell) every guess is the position itself: one is enough.
         guesses = self.worlds if hidden_cards(t) else 1
@@ -167,10 +169,14 @@ class SearchAgent(Agent):
             if self._solver.run(self.nodes) == solver.WON:
                 if self.open_game:
                     # The table as it really is: the line is a proved win; keep it for the moves to come.
-                    self.solved += 1
                     line = self._solver.solution()
-                    self._plan = line[1:]
-                    return line[0]
+                    if not mask[line[0]]:  # the env forbids the line's first move (no_revisit)
+                        line = self._line_after_allowed_move(world, legal, heuristic_choice)
+                    if line:
+                        self.solved += 1
+                        self._plan = line[1:]
+                        return line[0]
+                    continue
                 first = self._solver.first_move()
                 # Never back to a position already seen this episode: a guess cannot tell that the
                 # move undoes the last one, and voting for it made the agent cycle.
@@ -185,6 +191,18 @@ class SearchAgent(Agent):
         # A solution's first move is one winning move among many; keep the heuristic's move unless,
         # over the same guesses, the voted move wins strictly more often.
         return best if self._wins_after(worlds, best) > self._wins_after(worlds, heuristic_choice) else heuristic_choice
+
+    def _line_after_allowed_move(self, world: np.ndarray, legal: np.ndarray, first_try: int) -> list[int]:
+        """A proved win that starts with one of ``legal`` (the heuristic's move ``first_try`` tried first),
+        each searched within the budget; empty if none is found."""
+        v = self.variant
+        for action in sorted(legal.tolist(), key=lambda a: a != first_try):
+            child = world.copy()
+            core.apply_action(child, v.spec, v.actions, action)
+            self._solver.restart(child)
+            if self._solver.run(self.nodes) == solver.WON:
+                return [action, *self._solver.solution()]
+        return []
 
     def _wins_after(self, worlds: list[np.ndarray], action: int) -> int:
         """In how many guesses the solver wins after ``action`` within its budget."""

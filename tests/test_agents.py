@@ -379,3 +379,17 @@ def test_rule_based_agents_look_ahead_with_the_rules_the_env_plays():
     drawn = make_agent("heuristic", "Klondike-v0", env_kwargs={"draw": 3})
     result = evaluate("Klondike-v0", {"heuristic": drawn}, 2, env_kwargs={"draw": 3})
     assert result.summaries["heuristic"].episodes == 2
+
+
+# Deals where the search agent, as the teacher of configs/freecell.yaml and configs/klondike.yaml, once
+# played a move the no_revisit mask forbids: FreeCell's solver line began with a move back to a position
+# seen up to symmetry, and Klondike's fallback heuristic (rule 13's look-ahead) opened its path with one.
+@pytest.mark.parametrize("env_id, deal, agent, seed", [("FreeCell-v0", 1000244, "search:1x1000", 0),
+                                                       ("Klondike-v0", 1000018, "search:4x300", 1000018)])
+def test_the_search_agent_plays_only_what_the_no_revisit_mask_allows(env_id, deal, agent, seed):
+    from solitaire_env.tools import imitation
+
+    kwargs = {"obs_mode": "piles", "action_features": True, "no_revisit": True}
+    games = imitation.play(env_id, range(deal, deal + 1), kwargs, n_envs=1, teacher=agent, seed=seed)
+    assert games.stats["games"] == 1  # the runner raises on a masked move
+    assert games.stats["steps"] > 100  # it got past the move that used to be masked (step 11 / 83)
