@@ -18,7 +18,9 @@ from solitaire_env.envs.base import DICT_MODES, OBS_MODES, ObservationEncoder, o
 from solitaire_env.envs.registration import ENV_IDS
 
 # The env options a policy's play depends on, read from its run's config (or a <checkpoint>.json beside it).
-PLAY_OPTIONS = ("obs_mode", "action_features", "no_revisit", "track_revisits")
+# The env options a checkpoint plays with; ``draw`` is a rule (Klondike's): a policy trained on draw 1 is
+# refused a draw 3 game rather than played there silently.
+PLAY_OPTIONS = ("obs_mode", "action_features", "no_revisit", "track_revisits", "draw")
 
 # Where the classes named in the pickles of checkpoints saved by 0.2 and earlier live now: the agents
 # installed as a top-level ``agents`` package then, and the policies sat in the SB3 adapter.
@@ -130,8 +132,9 @@ class MaskablePPOAgent(Agent):
         else:
             raise ValueError(f"the checkpoint's observation space {model.observation_space} is none of "
                              f"{env_id}'s ({', '.join(OBS_MODES)}): it was trained on another game or observation")
-        # Re-encoded from the default observation; the options that change what the mask allows still hold.
-        self.env_kwargs = {k: v for k, v in options.items() if k in ("no_revisit",) and v}
+        # Re-encoded from the default observation; the options that change the rules or what the mask allows
+        # still hold.
+        self.env_kwargs = {k: v for k, v in options.items() if k in ("no_revisit", "draw") and v}
 
     def reset(self, seed: int | None = None) -> None:
         if not self.deterministic and seed is not None:

@@ -105,6 +105,7 @@ class SearchAgent(Agent):
         self.searched = self.solved = 0  # decisions searched, and those where some guess was solved
         self._aimless, self._heuristic_choice = False, -1
         self._plan: list[int] = []  # the rest of a proved win, where nothing is hidden
+        self._plan_at: tuple | None = None  # the table the plan goes on from (the key after its last move)
         self._episode_searches = 0  # this episode's: seeds the random order (an episode repeats alone)
         # A game that hides nothing (FreeCell): one world, the table itself, so a found win is a plan.
         deal = state.deal(v, 0)
@@ -136,16 +137,17 @@ class SearchAgent(Agent):
             raise ValueError("no legal action in this position (the episode is over)")
         heuristic_choice = self.fallback.act(observation, info)  # keeps its memory of positions current
         self._heuristic_choice = heuristic_choice
-        if self._plan:
-            # A win found earlier with every card known: nothing can have changed it (the rules are
-            # deterministic), so it is played on without searching again.
+        t = self.rules.observe(observation)
+        if self._plan and t.key() == self._plan_at:
+            # A win found earlier with every card known, and its moves played so far: the rules are
+            # deterministic, so it is played on without searching again. (Where another player moved,
+            # as a learner does while this agent labels its positions, the table differs: search anew.)
             action = self._plan.pop(0)
             if mask[action]:
-                return int(action)
-            self._plan = []
+                return self._follow(t, action)
+        self._plan = []
         if legal.size == 1:
             return int(legal[0])
-        t = self.rules.observe(observation)
         v = self.variant
         # Safe moves depend on visible cards only: any guess shows the same ones.
         world = sample_world(self.rules, t, self._rng)
@@ -175,7 +177,7 @@ class SearchAgent(Agent):
                     if line:
                         self.solved += 1
                         self._plan = line[1:]
-                        return line[0]
+                        return self._follow(t, line[0])
                     continue
                 first = self._solver.first_move()
                 # Never back to a position already seen this episode: a guess cannot tell that the
@@ -191,6 +193,11 @@ class SearchAgent(Agent):
         # A solution's first move is one winning move among many; keep the heuristic's move unless,
         # over the same guesses, the voted move wins strictly more often.
         return best if self._wins_after(worlds, best) > self._wins_after(worlds, heuristic_choice) else heuristic_choice
+
+    def _follow(self, t: Table, action: int) -> int:
+        """Play ``action`` of the plan from the table ``t``, noting the table the plan goes on from."""
+        self._plan_at = self.rules.apply(t, action).key() if self._plan else None
+        return int(action)
 
     def _line_after_allowed_move(self, world: np.ndarray, legal: np.ndarray, first_try: int) -> list[int]:
         """A proved win that starts with one of ``legal`` (the heuristic's move ``first_try`` tried first),

@@ -393,3 +393,28 @@ def test_the_search_agent_plays_only_what_the_no_revisit_mask_allows(env_id, dea
     games = imitation.play(env_id, range(deal, deal + 1), kwargs, n_envs=1, teacher=agent, seed=seed)
     assert games.stats["games"] == 1  # the runner raises on a masked move
     assert games.stats["steps"] > 100  # it got past the move that used to be masked (step 11 / 83)
+
+
+def test_the_search_agent_searches_again_when_another_player_left_its_plan():
+    # As the teacher of a DAgger round, the agent labels positions a learner reached: a line it proved
+    # from another table is no win here, and must not be played on.
+    env = gym.make("FreeCell-v0")
+    obs, info = env.reset(seed=1)
+    agent = make_agent("search:1x50000", "FreeCell-v0", seed=0)
+    agent.reset(seed=0)
+    obs, *_, info = env.step(agent.act(obs, info))
+    assert agent.searched == 1  # Microsoft deal 1: the first search proves a win
+    for _ in range(40):  # along its own line, which it follows without searching,
+        planned = agent.act(obs, info)
+        assert agent.searched == 1
+        # ... until another player can move instead so that the line's next move stays legal
+        stale = agent._plan[0]
+        for other in (int(b) for b in np.flatnonzero(info["action_mask"]) if b != planned):
+            trial = copy.deepcopy(env)
+            trial_obs, *_, trial_info = trial.step(other)
+            if trial_info["action_mask"][stale]:
+                agent.act(trial_obs, trial_info)
+                assert agent.searched == 2
+                return
+        obs, *_, info = env.step(planned)
+    pytest.fail("no move of another player kept the line's next move legal")
