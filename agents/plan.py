@@ -131,8 +131,9 @@ class PlanAgent(Agent):
         v = self.variant
         t = self.rules.observe(observation)
         world = sample_world(self.rules, t, self._rng)
-        # Safe moves depend on visible cards only: any guess shows the same ones.
-        if solver.play_safe_moves(world, v.spec, v.actions, self._record, 0, True) > 0:
+        # Safe moves depend on visible cards only: any guess shows the same ones. (Not one the mask forbids:
+        # with no_revisit, a card back up to the foundation it came down from repeats a position.)
+        if solver.play_safe_moves(world, v.spec, v.actions, self._record, 0, True) > 0 and mask[self._record[0]]:
             return False, int(self._record[0])
         wanted = self.worlds if hidden_cards(t) else 1
         while len(self._guesses) < wanted:

@@ -28,7 +28,7 @@ CONFIGS = sorted(Path(__file__).resolve().parent.parent.joinpath("configs").glob
 
 def test_there_is_a_config_per_game():
     env_ids = {load_config(p).env_id for p in CONFIGS}
-    assert {"RankAndFile-v0", "NumberTen-v0", "Rainbow-v0"} <= env_ids
+    assert {"RankAndFile-v0", "NumberTen-v0", "Rainbow-v0", "FreeCell-v0", "Klondike-v0"} <= env_ids
 
 
 # Every shipped file resolving, validating and saving resolved: tests/test_config.py.
@@ -57,8 +57,9 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"pretrain": {"episodes": 2.5}}, "'pretrain.episodes' must be int"),
     ({"pretrain": {"value": 1}}, "'pretrain.value' must be bool"),
     ({"pretrain": {"learning_rate": 0}}, "'pretrain.learning_rate' must be positive"),
-    ({"pretrain": {"agent": "random"}}, "pretrain.agent must be one of heuristic, search"),
+    ({"pretrain": {"agent": "random"}}, "pretrain.agent must be one of heuristic, search, plan"),
     ({"pretrain": {"agent": "search:8by1000"}}, "pretrain.agent: bad search agent 'search:8by1000'"),
+    ({"pretrain": {"agent": "plan:8x1000x"}}, "pretrain.agent: bad plan agent 'plan:8x1000x'"),
     ({"pretrain": {"seed": 500}}, "pretrain deals 500-1499 .* must be train deals"),
     ({"pretrain": {"seed": 19_990, "episodes": 20}}, "must be train deals"),
     ({"env_kwargs": {"reveal_bonus": "abc"}}, "env_kwargs: reveal_bonus must be a finite number"),
