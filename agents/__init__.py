@@ -32,11 +32,15 @@ AGENT_NAMES = ("random", "heuristic", "search", "plan", "pretrained")
 PRETRAINED_DIR = os.path.join(os.path.dirname(__file__), "pretrained")
 
 
-def pretrained_path(env_id: str) -> str:
-    """The shipped policy file of ``env_id``'s game (``FileNotFoundError`` if none is shipped)."""
-    path = os.path.join(PRETRAINED_DIR, f"{ENV_IDS[env_id][1].name}.zip")
+def pretrained_path(env_id: str, env_kwargs: dict | None = None) -> str:
+    """The shipped policy file of ``env_id``'s game played with ``env_kwargs``: ``<game>.zip``, and for
+    Klondike's draw 3 ``klondike_draw3.zip`` (``FileNotFoundError`` if none is shipped)."""
+    draw = (env_kwargs or {}).get("draw", 1)
+    name = ENV_IDS[env_id][1].name + (f"_draw{draw}" if draw != 1 else "")
+    path = os.path.join(PRETRAINED_DIR, f"{name}.zip")
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"no pretrained policy is shipped for {env_id} (looked for {path})")
+        rules = f" with draw={draw}" if draw != 1 else ""
+        raise FileNotFoundError(f"no pretrained policy is shipped for {env_id}{rules} (looked for {path})")
     return path
 
 
@@ -96,7 +100,7 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None, env_kwar
     if name_or_path in ("pretrained", "sample:pretrained"):
         from solitaire_env.agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
 
-        return MaskablePPOAgent.load(pretrained_path(env_id), env_id, name=name_or_path,
+        return MaskablePPOAgent.load(pretrained_path(env_id, env_kwargs), env_id, name=name_or_path,
                                      deterministic=name_or_path == "pretrained")
     # "sample:PATH" plays the checkpoint's policy by sampling instead of greedily.
     sample = name_or_path.startswith("sample:")

@@ -5,6 +5,7 @@ import json
 import os
 
 import pytest
+import yaml
 
 pytest.importorskip("sb3_contrib")
 import torch  # noqa: E402
@@ -19,17 +20,20 @@ DEALS = (10000, 20)  # validation deals 10000-10019
 MAX_STEPS = 500  # below the registered limits, to keep the test short (Rank and File loses one late win)
 # env id -> (wins, foundation cards summed over the deals), measured by the test's own call (the same in
 # repeated runs: greedy play, one torch thread). A change is a change in the policies or in what they see.
-PINNED = {"RankAndFile-v0": (13, 1662), "NumberTen-v0": (14, 1631), "Rainbow-v0": (7, 553)}
+PINNED = {"RankAndFile-v0": (13, 1662), "NumberTen-v0": (14, 1631), "Rainbow-v0": (7, 553), "FreeCell-v0": (7, 442),
+          "Klondike-v0": (9, 539)}
 
 
-@pytest.mark.parametrize("env_id", list(PINNED))  # the games with a shipped policy (none for FreeCell yet)
+@pytest.mark.parametrize("env_id", list(PINNED))  # every game ships one
 def test_each_shipped_policy_loads_and_wins_the_pinned_deals(env_id):
     path = pretrained_path(env_id)
     assert os.path.getsize(path) < 5 * 2**20
     with open(path.removesuffix(".zip") + ".json") as f:
         meta = json.load(f)
-    assert meta["env_kwargs"] == {"obs_mode": "piles", "action_features": True, "no_revisit": True}
-    assert os.path.isfile(os.path.join(os.path.dirname(__file__), "..", meta["config"]))
+    with open(os.path.join(os.path.dirname(__file__), "..", meta["config"])) as f:
+        recipe = yaml.safe_load(f)
+    assert recipe["env_id"] == env_id and meta["env_kwargs"] == recipe["env_kwargs"]  # played as trained
+    assert {"obs_mode": "piles", "action_features": True, "no_revisit": True}.items() <= meta["env_kwargs"].items()
     agent = make_agent("pretrained", env_id, seed=0)
     assert isinstance(agent.model.policy, MoveScorerPolicy)
     assert agent.env_kwargs == meta["env_kwargs"]
@@ -50,6 +54,15 @@ def test_an_agent_option_that_contradicts_the_env_options_is_refused():
         evaluate("Rainbow-v0", {"pretrained": agent}, episodes=1, env_kwargs={"no_revisit": False})
 
 
-def test_no_policy_is_shipped_for_freecell_and_saying_so_is_clear():
+def test_the_klondike_policy_is_refused_the_draw_3_game_it_was_not_trained_on():
+    agent = make_agent("pretrained", "Klondike-v0")
+    with pytest.raises(ValueError, match="plays with draw=1, but env_kwargs set draw=3"):
+        evaluate("Klondike-v0", {"pretrained": agent}, episodes=1, env_kwargs={"draw": 3})
+
+
+def test_a_game_without_a_shipped_policy_says_so(tmp_path, monkeypatch):
+    import solitaire_env.agents as agents
+
+    monkeypatch.setattr(agents, "PRETRAINED_DIR", str(tmp_path))
     with pytest.raises(FileNotFoundError, match="no pretrained policy is shipped for FreeCell-v0"):
         pretrained_path("FreeCell-v0")
