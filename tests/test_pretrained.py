@@ -66,3 +66,8 @@ def test_a_game_without_a_shipped_policy_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(agents, "PRETRAINED_DIR", str(tmp_path))
     with pytest.raises(FileNotFoundError, match="no pretrained policy is shipped for FreeCell-v0"):
         pretrained_path("FreeCell-v0")
+
+
+def test_no_draw_3_policy_is_shipped_and_asking_for_one_says_so():
+    with pytest.raises(FileNotFoundError, match="no pretrained policy is shipped for Klondike-v0 with draw=3"):
+        make_agent("pretrained", "Klondike-v0", env_kwargs={"draw": 3})
