@@ -36,10 +36,9 @@ def pretrained_path(env_id: str, env_kwargs: dict | None = None) -> str:
     """The shipped policy file of ``env_id``'s game played with ``env_kwargs``: ``<game>.zip``, and for
     Klondike's draw 3 ``klondike_draw3.zip`` (``FileNotFoundError`` if none is shipped)."""
     draw = (env_kwargs or {}).get("draw", 1)
-    name = ENV_IDS[env_id][1].name + (f"_draw{draw}" if draw != 1 else "")
-    path = os.path.join(PRETRAINED_DIR, f"{name}.zip")
+    suffix, rules = (f"_draw{draw}", f" with draw={draw}") if draw != 1 else ("", "")
+    path = os.path.join(PRETRAINED_DIR, f"{ENV_IDS[env_id][1].name}{suffix}.zip")
     if not os.path.isfile(path):
-        rules = f" with draw={draw}" if draw != 1 else ""
         raise FileNotFoundError(f"no pretrained policy is shipped for {env_id}{rules} (looked for {path})")
     return path
 

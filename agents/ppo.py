@@ -18,8 +18,7 @@ from solitaire_env.envs.base import DICT_MODES, OBS_MODES, ObservationEncoder, o
 from solitaire_env.envs.registration import ENV_IDS
 
 # The env options a policy's play depends on, read from its run's config (or a <checkpoint>.json beside it).
-# The env options a checkpoint plays with; ``draw`` is a rule (Klondike's): a policy trained on draw 1 is
-# refused a draw 3 game rather than played there silently.
+# ``draw`` is a rule (Klondike's): a policy trained on draw 1 is refused a draw 3 game, not played there silently.
 PLAY_OPTIONS = ("obs_mode", "action_features", "no_revisit", "track_revisits", "draw")
 
 # Where the classes named in the pickles of checkpoints saved by 0.2 and earlier live now: the agents
