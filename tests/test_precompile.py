@@ -15,7 +15,7 @@ def test_both_halves_run_and_report_their_seconds(capsys):
 
 def test_a_failed_half_is_an_error_naming_it(monkeypatch):
     monkeypatch.setattr(precompile, "MODULE", "solitaire_env.tools.no_such_module")
-    with pytest.raises(RuntimeError, match="part 'envs' failed"):
+    with pytest.raises(RuntimeError, match="part 'vector' failed"):
         precompile.precompile(jobs=1)
 
 

@@ -80,12 +80,19 @@ def prefetch(typingctx, table, row, col):
     return types.void(table, row, col), codegen
 
 
-@_inline
-def ix(x):
+@intrinsic
+def ix(typingctx, x):
     """``x`` (never negative: every caller has checked) as an index numba uses with no wraparound test.
     A signed index gets one (a negative index counts from the end), and in the per-move loops of the
-    no-revisit mask those tests took about a quarter of its time."""
-    return np.uint64(x)
+    no-revisit mask those tests took about a quarter of its time. An intrinsic (a cast in LLVM), not
+    an inlined function: inlined helpers multiply its uses into the hundreds, and numba types every
+    inlined copy anew (a quarter of the engine's compile time)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return context.cast(builder, args[0], sig.args[0], types.uint64)
+    return types.uint64(x), codegen
 
 
 @_inline

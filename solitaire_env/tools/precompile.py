@@ -6,7 +6,7 @@ the first process to play a game compiles them, a few minutes on one core, and e
 meanwhile compiles them too: a test run's workers, the command-line runs its tests start. This module
 compiles them once, before: it plays a few moves of every game in each of the ways the package plays
 (single and batched envs, both observations, the agents, the solver), in two processes that split the
-work, so both cores compile and the caches are written when the tests start. ``.ci/run`` calls it; a
+work (:data:`PARTS`), so both cores compile and the caches are written when the tests start. ``.ci/run`` calls it; a
 user who wants no pause on first use can too. A second call loads the caches and takes seconds.
 """
 
@@ -29,29 +29,44 @@ def _first_legal(mask) -> int:
     return int(legal[0]) if len(legal) else 0
 
 
-def compile_envs(steps: int = 20) -> None:
-    """Every game's env (both observations, with and without no_revisit), batched env and :class:`Game`."""
-    import gymnasium as gym
+def _play(env, steps: int) -> None:
+    """A few moves of ``env`` (single or batched), each the lowest legal action."""
     import numpy as np
 
+    obs, info = env.reset(seed=1)
+    for _ in range(steps):
+        if isinstance(info["action_mask"], np.ndarray) and info["action_mask"].ndim == 2:
+            obs, *_, info = env.step(np.array([_first_legal(m) for m in info["action_mask"]]))
+            continue
+        obs, _, terminated, truncated, info = env.step(_first_legal(info["action_mask"]))
+        if terminated or truncated:
+            break
+    env.close()
+
+
+def compile_vector_envs(steps: int = 20) -> None:
+    """Every game's batched env, both observations, with and without no_revisit."""
+    import gymnasium as gym
+
     import solitaire_env  # noqa: F401  (registers the ids)
+    from solitaire_env.envs.registration import ENV_IDS
+
+    for env_id in ENV_IDS:
+        for options in ({}, PILES):
+            _play(gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", **options), steps)
+
+
+def compile_single_envs(steps: int = 20) -> None:
+    """Every game's env, both observations, with and without no_revisit, and its :class:`Game`."""
+    import gymnasium as gym
+
+    import solitaire_env  # noqa: F401
     from solitaire_env.engine.game import Game
     from solitaire_env.envs.registration import ENV_IDS
 
     for env_id, (_, variant) in ENV_IDS.items():
         for options in ({}, PILES):
-            env = gym.make(env_id, **options)
-            obs, info = env.reset(seed=1)
-            for _ in range(steps):
-                obs, _, terminated, truncated, info = env.step(_first_legal(info["action_mask"]))
-                if terminated or truncated:
-                    break
-            env.close()
-            venv = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", **options)
-            obs, info = venv.reset(seed=1)
-            for _ in range(steps):
-                obs, *_, info = venv.step(np.array([_first_legal(m) for m in info["action_mask"]]))
-            venv.close()
+            _play(gym.make(env_id, **options), steps)
         game = Game(variant, seed=1)
         for _ in range(steps):
             legal = game.legal_actions()
@@ -85,8 +100,9 @@ def compile_planners(moves: int = 3) -> None:
 
 
 # The two halves, run side by side: each compiles what its calls reach (the core functions both need
-# are compiled in both, a small overlap).
-PARTS = {"envs": compile_envs, "planners": compile_planners}
+# are compiled in both, a small overlap). The batched step with the position history is the biggest
+# compiled function, so it has a half of its own.
+PARTS = {"vector": (compile_vector_envs,), "single": (compile_single_envs, compile_planners)}
 
 
 def precompile(jobs: int = 2) -> dict[str, float]:
@@ -120,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=list(PARTS), help=argparse.SUPPRESS)  # one half, in this process
     args = parser.parse_args(argv)
     if args.part:
-        PARTS[args.part]()
+        for compile_part in PARTS[args.part]:
+            compile_part()
         return 0
     start = time.perf_counter()
     seconds = precompile(args.jobs)
