@@ -28,7 +28,7 @@ REPORT = r"{} training: validation mean foundation cards ([\d.]+), win rate ([\d
 
 
 def test_jax_ppo_trains_and_reports(tmp_path: Path) -> None:
-    """examples/jax_ppo.py end to end on a tiny budget, then docs/jax.md's loop."""
+    """examples/jax_ppo.py end to end on a tiny budget."""
     steps = 2048
     env = {**os.environ, "SOLITAIRE_ENV_STEPS": str(steps),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -48,7 +48,9 @@ def test_jax_ppo_trains_and_reports(tmp_path: Path) -> None:
     net, _, meta = load_policy(tmp_path / "policy.msgpack")
     assert meta["env_id"] == "Rainbow-v0" and net.net_arch == (128,)
 
-    # docs/jax.md's few-line loop, at these sizes: the same programs, so JAX's compilation cache has them.
+
+def _docs_loop() -> str:
+    """docs/jax.md's few-line training loop, at the sizes of the test above."""
     text = (ROOT / "docs" / "jax.md").read_text()
     blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
     (loop,) = [b for b in blocks if "make_update" in b]
@@ -57,7 +59,28 @@ def test_jax_ppo_trains_and_reports(tmp_path: Path) -> None:
     for big, little in small.items():
         assert big in loop, big
         loop = loop.replace(big, little)
-    (tmp_path / "policy.msgpack").unlink()
+    return loop
+
+
+def test_the_jax_docs_loop_is_python_calling_what_the_package_has() -> None:
+    """The default run's twin of the slow test below (whose cost is compiling the update programs the test
+    above compiles): the loop parses, and every name it imports from the package exists."""
+    import ast
+    import importlib
+
+    tree = ast.parse(_docs_loop())
+    imported = [(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module.startswith("solitaire_env") for alias in node.names]
+    assert imported
+    for module, name in imported:
+        assert hasattr(importlib.import_module(module), name), f"{module}.{name}"
+
+
+@pytest.mark.slow
+def test_the_jax_docs_loop_trains_and_saves(tmp_path: Path) -> None:
+    """docs/jax.md's loop runs as written, at small sizes, and saves a policy."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    loop = _docs_loop()
     done = subprocess.run([sys.executable, "-c", loop], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

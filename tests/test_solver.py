@@ -312,7 +312,9 @@ def heuristic_wins(env_id: str, seed: int) -> bool:
         env.close()
 
 
-@pytest.mark.parametrize("game, seeds, seconds", [("rainbow", range(10), 3.0), ("rank_and_file", range(6), 1.5)])
+# Rank and File's deals take the solver longer: they run with the slow tests, Rainbow's in every run.
+@pytest.mark.parametrize("game, seeds, seconds", [("rainbow", range(10), 3.0),
+                                                  pytest.param("rank_and_file", range(6), 1.5, marks=pytest.mark.slow)])
 def test_sample_deals_wins_replay_and_heuristic_wins_are_never_lost(game, seeds, seconds):
     env_id = ENV_OF[game]
     answers = {}
