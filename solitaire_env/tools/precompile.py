@@ -6,8 +6,9 @@ the first process to play a game compiles them, a few minutes on one core, and e
 meanwhile compiles them too: a test run's workers, the command-line runs its tests start. This module
 compiles them once, before: it plays a few moves of every game in each of the ways the package plays
 (single and batched envs, both observations, the agents, the solver), in two processes that split the
-work (:data:`PARTS`), so both cores compile and the caches are written when the tests start. ``.ci/run`` calls it; a
-user who wants no pause on first use can too. A second call loads the caches and takes seconds.
+work (:data:`PARTS`), so both cores compile and the caches are written when the tests start.
+``.ci/run`` calls it; a user who wants no pause on first use can too. A second call loads the caches
+and takes seconds.
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ def _first_legal(mask) -> int:
     return int(legal[0]) if len(legal) else 0
 
 
-def _play(env, steps: int) -> None:
-    """A few moves of ``env`` (single or batched), each the lowest legal action."""
+def _play(env, steps: int, batched: bool = False) -> None:
+    """A few moves of ``env``, each the lowest legal action (of every game, ``batched``)."""
     import numpy as np
 
     obs, info = env.reset(seed=1)
     for _ in range(steps):
-        if isinstance(info["action_mask"], np.ndarray) and info["action_mask"].ndim == 2:
+        if batched:  # (a batched env resets its finished games itself)
             obs, *_, info = env.step(np.array([_first_legal(m) for m in info["action_mask"]]))
             continue
         obs, _, terminated, truncated, info = env.step(_first_legal(info["action_mask"]))
@@ -53,7 +54,8 @@ def compile_vector_envs(steps: int = 20) -> None:
 
     for env_id in ENV_IDS:
         for options in ({}, PILES):
-            _play(gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", **options), steps)
+            _play(gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", **options), steps,
+                  batched=True)
 
 
 def compile_single_envs(steps: int = 20) -> None:
