@@ -3,7 +3,11 @@
 :class:`PlanAgent` holds ``worlds`` guesses of the hidden cards (each a uniformly random arrangement
 of exactly the cards not visible, as the search agent deals them: :func:`~solitaire_env.agents.search.sample_world`).
 It solves each guess with the full solver (:func:`solitaire_env.solver.solve`: restarts, the agent's
-guidance, stock macros where the game has them), at most ``nodes`` positions a solve. A guess's line
+guidance, stock macros where the game has them), ``nodes`` its position limit (``max_nodes``). The
+solver checks that limit between its slices of positions, so a solve searches at least its first slice
+of each phase (:class:`~solitaire_env.solver.SolveOptions`): up to 20,000 positions in its first search and
+50,000 in the complete search where the first left moves out (Rainbow's first search leaves none), and
+every ``nodes`` below 20,000 plays the same game. A guess's line
 shows one winning move, not every one, so where the lines start with different moves the agent checks
 them in hindsight (Bjarnason, Fern and Tadepalli's hindsight optimization): for at most ``candidates``
 of those moves (the heuristic's first, then by how many lines start with it) it plays the move in each
@@ -64,7 +68,8 @@ class PlanAgent(Agent):
     variant           the game (name or :class:`~solitaire_env.engine.variant.Variant`)
     seed              seeds the guesses of hidden cards
     worlds            guesses held
-    nodes             the solver's position limit for each solve of a guess
+    nodes             the solver's position limit for each solve of a guess (checked between its
+                      slices: below 20,000 every value plays alike; see the module docstring)
     memory_mb         the solver's table for each solve
     candidates        moves the hindsight check compares at a decision (1: no check)
     ================  =========================================================================

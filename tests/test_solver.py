@@ -23,7 +23,7 @@ from solitaire_env.engine.cards import RANKS, SUITS
 from solitaire_env.engine.games import get_variant
 from solitaire_env.engine.state import deal, from_json, to_json
 from solitaire_env.engine.variant import DRAW, REDEAL, TABLEAU_TO_TABLEAU
-from solitaire_env.solver import EXHAUSTED, WON, SolveOptions, Solver, solve
+from solitaire_env.solver import EXHAUSTED, RESTART_NODES, WON, SolveOptions, Solver, solve
 from solitaire_env.solver.safe import is_safe
 from solitaire_env.tools.evaluation import agent_seed
 
@@ -415,6 +415,19 @@ def test_a_node_limit_short_of_a_proof_gives_unknown_never_lost():
         result = solve("rainbow", seed=736, time_limit=None, max_nodes=limit, slice_nodes=slice_nodes)
         assert (result.result, result.reason, result.moves) == ("unknown", "nodes", None), (limit, result)
         assert limit <= result.nodes < limit + slice_nodes
+
+
+def test_under_the_default_slices_every_limit_below_a_restart_searches_alike():
+    """What the plan agent's N means (agents/plan.py): with the default slices a phase that runs at all
+    runs one slice, so any ``max_nodes`` below ``RESTART_NODES`` searches the same positions: Rank and
+    File deal 2 is undecided after its first search (one restart slice) and the complete search (one
+    ``slice_nodes`` slice); Rainbow deal 2's first search leaves no move out, so it stops after its one."""
+    options = SolveOptions()
+    for game, most in (("rank_and_file", RESTART_NODES + options.slice_nodes), ("rainbow", RESTART_NODES)):
+        small, larger = (solve(game, seed=2, time_limit=None, max_nodes=n) for n in (300, RESTART_NODES // 2))
+        assert (small.result, small.reason) == ("unknown", "nodes"), (game, small)
+        assert (small.result, small.nodes) == (larger.result, larger.nodes), game
+        assert RESTART_NODES <= small.nodes <= most, (game, small.nodes)
 
 
 # --- safe moves ------------------------------------------------------------------------------------

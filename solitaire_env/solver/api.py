@@ -99,9 +99,14 @@ def _drive(solver: Solver, stop, slice_nodes: int) -> tuple[int, str]:
 class SolveOptions:
     """How :func:`solve` searches: limits, the share of the restarts, and the search's variants.
 
-    Limits (hitting any of them gives ``unknown``): ``time_limit`` seconds (``None``: none; checked
-    between slices of ``slice_nodes`` positions), ``max_nodes`` positions (``None``: none),
-    ``memory_mb`` for the transposition table, ``max_depth`` branching moves on a line.
+    Limits (hitting any of them gives ``unknown``): ``time_limit`` seconds (``None``: none),
+    ``max_nodes`` positions (``None``: none), ``memory_mb`` for the transposition table, ``max_depth``
+    branching moves on a line. Time and positions are checked between slices: the restarts run in
+    slices of :data:`RESTART_NODES` positions, the complete search in slices of ``slice_nodes``, so a
+    solve may search up to a slice past ``max_nodes``, and a phase that runs at all runs one slice
+    whatever the limit: under any ``max_nodes`` below :data:`RESTART_NODES` a solve searches the same
+    positions (at most 20,000 in its first search, then 50,000 in the complete search where that
+    first search left moves out) and gives the same answer.
 
     ``first_phase`` (``None``: the game's, :data:`FIRST_PHASE`) is the share of the time and node limits
     given to restarted searches over the promising moves only (:data:`PROMISING`, :data:`JITTER`); the
