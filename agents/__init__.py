@@ -7,7 +7,9 @@
 ``random``: uniform over the legal actions; ``heuristic``: the rule-based player of
 :mod:`solitaire_env.agents.heuristic`; ``search`` (or ``search:WxN``): the determinized search agent of
 :mod:`solitaire_env.agents.search`; ``plan`` (or ``plan:WxN``, ``plan:WxNxK``): the planning agent of
-:mod:`solitaire_env.agents.plan`, which keeps its guesses' winning lines between moves; a path to a
+:mod:`solitaire_env.agents.plan`, which keeps its guesses' winning lines between moves (``plan-sliced``,
+``plan-sliced:WxNxK``: the same with the solver's own slices, its N checked only every 20,000 and 50,000
+positions); a path to a
 ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
 (:mod:`agents.ppo`, needs the ``train`` extra), or to a training run directory: its
 ``best_model.zip``, else its ``final_model.zip``; a ``.msgpack`` file (or a run directory holding
@@ -28,7 +30,7 @@ from solitaire_env.agents.random_agent import RandomAgent
 from solitaire_env.engine.variant import Variant
 from solitaire_env.envs.registration import ENV_IDS
 
-AGENT_NAMES = ("random", "heuristic", "search", "plan", "pretrained")
+AGENT_NAMES = ("random", "heuristic", "search", "plan", "plan-sliced", "pretrained")
 PRETRAINED_DIR = os.path.join(os.path.dirname(__file__), "pretrained")
 
 
@@ -44,12 +46,14 @@ def pretrained_path(env_id: str, env_kwargs: dict | None = None) -> str:
 
 
 def _budget(name: str, kind: str) -> tuple[int, ...]:
-    """The budget a ``search`` or ``plan`` agent's name gives: (guesses, solver positions), and for ``plan``
-    optionally the moves its hindsight check compares (``plan:WxNxK``). ``kind`` alone is 8 x 1,000."""
+    """The budget a ``search`` or ``plan`` (``plan-sliced``) agent's name gives: (guesses, solver positions),
+    and for the plan agents optionally the moves its hindsight check compares (``plan:WxNxK``). ``kind``
+    alone is 8 x 1,000."""
     spec = name.removeprefix(kind).removeprefix(":")
     parts = spec.split("x") if spec else ["8", "1000"]
-    forms = f"{kind}:WxN" + (" or plan:WxNxK" if kind == "plan" else "")
-    if len(parts) not in ((2, 3) if kind == "plan" else (2,)) or not all(p.isdigit() for p in parts):
+    planner = kind != "search"
+    forms = f"{kind}:WxN" + (f" or {kind}:WxNxK" if planner else "")
+    if len(parts) not in ((2, 3) if planner else (2,)) or not all(p.isdigit() for p in parts):
         raise ValueError(f"bad {kind} agent {name!r}: write {kind} or {forms}, e.g. {kind}:8x1000")
     return tuple(int(p) for p in parts)
 
@@ -83,7 +87,7 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None, env_kwar
         return RandomAgent(seed)
     if name_or_path == "heuristic":
         return HeuristicAgent(rules_played(env_id, env_kwargs), seed)
-    for kind in ("search", "plan"):
+    for kind in ("search", "plan", "plan-sliced"):
         if name_or_path == kind or name_or_path.startswith(kind + ":"):
             # "search:WxN" / "plan:WxN": W guesses of the hidden cards, N solver positions per guess;
             # "plan:WxNxK": the plan agent's hindsight check compares at most K moves.
@@ -93,6 +97,8 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None, env_kwar
             else:
                 from solitaire_env.agents.plan import PlanAgent as Planner
             extra = {"candidates": candidates[0]} if candidates else {}
+            if kind == "plan-sliced":
+                extra["sliced"] = True
             agent = Planner(rules_played(env_id, env_kwargs), seed, worlds=worlds, nodes=nodes, **extra)
             agent.name = name_or_path
             return agent
@@ -113,7 +119,8 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None, env_kwar
         from solitaire_env.agents.ppo import MaskablePPOAgent  # imports torch: only when asked for
 
         return MaskablePPOAgent.load(path, env_id, name=name_or_path, deterministic=not sample)
-    raise ValueError(f"unknown agent {name_or_path!r}: use random, heuristic, search, search:WxN, pretrained, "
+    raise ValueError(f"unknown agent {name_or_path!r}: use random, heuristic, search, search:WxN, plan, plan:WxNxK, "
+                     "plan-sliced, pretrained, "
                      "the path of a MaskablePPO .zip or JAX .msgpack checkpoint or of a run directory, or sample:PATH")
 
 

@@ -3,11 +3,15 @@
 :class:`PlanAgent` holds ``worlds`` guesses of the hidden cards (each a uniformly random arrangement
 of exactly the cards not visible, as the search agent deals them: :func:`~solitaire_env.agents.search.sample_world`).
 It solves each guess with the full solver (:func:`solitaire_env.solver.solve`: restarts, the agent's
-guidance, stock macros where the game has them), ``nodes`` its position limit (``max_nodes``). The
-solver checks that limit between its slices of positions, so a solve searches at least its first slice
-of each phase (:class:`~solitaire_env.solver.SolveOptions`): up to 20,000 positions in its first search and
-50,000 in the complete search where the first left moves out (Rainbow's first search leaves none), and
-every ``nodes`` below 20,000 plays the same game. A guess's line
+guidance, stock macros where the game has them) in at most ``nodes`` positions a solve: the solver checks
+that limit every tenth of it (its ``slice_nodes``), and the game's shares of the limit between its first
+search and the complete search (:data:`~solitaire_env.solver.FIRST_PHASE`) are whole tenths, so a solve
+searches at most ``nodes`` positions when ``nodes`` is a multiple of 10 (under a tenth more otherwise).
+``sliced=True`` (the ``plan-sliced`` agent) keeps the solver's own slices instead, as the agent first
+measured did: the limit is checked only between slices of 20,000 positions in the first search and
+50,000 in the complete search, so a solve searches at least one slice of each phase it runs (up to
+20,000 + 50,000 positions; Rainbow's first search is complete, so there up to 20,000) and every
+``nodes`` below 20,000 plays the same game. A guess's line
 shows one winning move, not every one, so where the lines start with different moves the agent checks
 them in hindsight (Bjarnason, Fern and Tadepalli's hindsight optimization): for at most ``candidates``
 of those moves (the heuristic's first, then by how many lines start with it) it plays the move in each
@@ -57,6 +61,9 @@ LOST, UNSOLVED = "lost", None
 # position a move away is mostly as hard, and solving every such guess at every move made a lost game
 # (played to the time limit) cost minutes.
 FIRST_RETRY = 1
+# The solver checks a solve's position limit every 1/SLICES of it: the games' first-search shares
+# (solver.FIRST_PHASE: 0.9, 0.2) are whole tenths, so both phases stop on their share.
+SLICES = 10
 
 
 class PlanAgent(Agent):
@@ -68,8 +75,9 @@ class PlanAgent(Agent):
     variant           the game (name or :class:`~solitaire_env.engine.variant.Variant`)
     seed              seeds the guesses of hidden cards
     worlds            guesses held
-    nodes             the solver's position limit for each solve of a guess (checked between its
-                      slices: below 20,000 every value plays alike; see the module docstring)
+    nodes             the solver's position limit for each solve of a guess
+    sliced            check ``nodes`` only between the solver's own slices (``plan-sliced``; see
+                      the module docstring)
     memory_mb         the solver's table for each solve
     candidates        moves the hindsight check compares at a decision (1: no check)
     ================  =========================================================================
@@ -80,12 +88,15 @@ class PlanAgent(Agent):
     name = "plan"
 
     def __init__(self, variant: str | Variant, seed: int | None = None, worlds: int = 8, nodes: int = 1000,
-                 memory_mb: int = 16, candidates: int = 3) -> None:
+                 memory_mb: int = 16, candidates: int = 3, sliced: bool = False) -> None:
         if min(worlds, nodes, memory_mb, candidates) < 1:
             raise ValueError("worlds, nodes, memory_mb and candidates must be positive, got "
                              f"{worlds}, {nodes}, {memory_mb} and {candidates}")
         self.variant = get_variant(variant)
         self.worlds, self.nodes, self.memory_mb, self.candidates = worlds, nodes, memory_mb, candidates
+        self.sliced = sliced
+        if sliced:
+            self.name = "plan-sliced"
         self.rules = Rules(self.variant)
         self.fallback = HeuristicAgent(self.variant)
         self._rng = np.random.default_rng(seed)
@@ -212,8 +223,9 @@ class PlanAgent(Agent):
     def _solve(self, world: np.ndarray) -> list[int] | str | None:
         """A winning line of ``world``, LOST, or UNSOLVED (the budget ran out)."""
         self.solves += 1
+        slices = {} if self.sliced else {"slice_nodes": max(1, -(-self.nodes // SLICES))}
         result = solver.solve(self.variant, state_array=world.copy(), time_limit=None, max_nodes=self.nodes,
-                              memory_mb=self.memory_mb)
+                              memory_mb=self.memory_mb, **slices)
         if result.result == "won":
             return list(result.moves)
         return LOST if result.result == "lost" else UNSOLVED

@@ -37,15 +37,17 @@ def _play(env, agent, seed, max_steps=None):
 # does not depend on the budget) and the full one runs under -m slow.
 # The shipped policy's moves come from a masked distribution; tests/test_pretrained.py plays a deal of each
 # game by default, and the full 3,000 steps here run under -m slow.
-LEGALITY_AGENTS = [*(n for n in AGENT_NAMES if n not in ("search", "plan", "pretrained")), "search:2x200", "plan:2x300",
-                   pytest.param("search", marks=pytest.mark.slow), pytest.param("plan", marks=pytest.mark.slow),
+# plan-sliced is the plan agent with the solver's own slices (tests/test_plan_agent.py holds the difference).
+LEGALITY_AGENTS = [*(n for n in AGENT_NAMES if n not in ("search", "plan", "plan-sliced", "pretrained")),
+                   "search:2x200", "plan:2x300", pytest.param("search", marks=pytest.mark.slow),
+                   pytest.param("plan", marks=pytest.mark.slow), pytest.param("plan-sliced", marks=pytest.mark.slow),
                    pytest.param("pretrained", marks=pytest.mark.slow)]
 # Steps each agent plays a game: the small-budget search and plan agents play 600 by default, the search
 # agent 1,500 under -m slow.
 LEGALITY_STEPS = {"search:2x200": 600, "search:2x200 (long)": 1500, "plan:2x300": 600, "plan:2x300 (long)": 600}
 # The plan agent's whole-solver solves cost most in the two-deck games: 200 steps there by default, 600 under
 # -m slow ("plan:2x300 (long)", and the full budget's "plan").
-TWO_DECK_STEPS = {"plan:2x300": 200, "plan": 600}
+TWO_DECK_STEPS = {"plan:2x300": 200, "plan": 600, "plan-sliced": 600}
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

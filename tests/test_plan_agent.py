@@ -106,7 +106,40 @@ def test_bad_plan_agent_names_and_budgets_fail_clearly():
     assert isinstance(agent, PlanAgent) and (agent.worlds, agent.nodes, agent.name) == (3, 200, "plan:3x200")
     assert agent.candidates == 3
     agent = make_agent("plan:3x200x1", "Klondike-v0")
-    assert (agent.worlds, agent.nodes, agent.candidates) == (3, 200, 1)
+    assert (agent.worlds, agent.nodes, agent.candidates, agent.sliced) == (3, 200, 1, False)
+    agent = make_agent("plan-sliced:3x200x1", "Klondike-v0")
+    assert (agent.worlds, agent.nodes, agent.candidates, agent.sliced) == (3, 200, 1, True)
+    assert agent.name == "plan-sliced:3x200x1" and make_agent("plan-sliced", "Klondike-v0").nodes == 1000
+    with pytest.raises(ValueError, match="plan-sliced:WxNxK"):
+        make_agent("plan-sliced:3", "Klondike-v0")
+
+
+@pytest.mark.parametrize("sliced", [False, True])
+def test_a_solve_searches_at_most_its_budget_unless_sliced(monkeypatch, sliced):
+    """Rank and File deal 0, its first decisions: with N = 300 every solve searches at most 300 positions
+    (the limit checked every tenth of it, both phases stopping on their share); with the solver's own
+    slices (plan-sliced) the same N searches a whole slice, 20,000 positions or more, in some solve."""
+    searched = []
+    solve = solver.solve
+
+    def counting_solve(*args, **kwargs):
+        result = solve(*args, **kwargs)
+        searched.append(result.nodes)
+        return result
+
+    monkeypatch.setattr(solver, "solve", counting_solve)
+    env = gym.make("RankAndFile-v0")
+    agent = PlanAgent(env.unwrapped.variant, seed=0, worlds=2, nodes=300, sliced=sliced)
+    obs, info = env.reset(seed=0)
+    agent.reset(seed=0)
+    while agent.solves < 4:
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+        assert not (terminated or truncated)
+    assert len(searched) == agent.solves
+    if sliced:
+        assert max(searched) >= solver.RESTART_NODES, searched
+    else:
+        assert 0 < max(searched) <= 300, searched
 
 
 def test_the_hindsight_check_plays_the_move_that_keeps_most_guesses_won(monkeypatch):

@@ -418,7 +418,7 @@ def test_a_node_limit_short_of_a_proof_gives_unknown_never_lost():
 
 
 def test_under_the_default_slices_every_limit_below_a_restart_searches_alike():
-    """What the plan agent's N means (agents/plan.py): with the default slices a phase that runs at all
+    """What the plan-sliced agent's N means (agents/plan.py): with the default slices a phase that runs at all
     runs one slice, so any ``max_nodes`` below ``RESTART_NODES`` searches the same positions: Rank and
     File deal 2 is undecided after its first search (one restart slice) and the complete search (one
     ``slice_nodes`` slice); Rainbow deal 2's first search leaves no move out, so it stops after its one."""

@@ -101,7 +101,8 @@ class TrainConfig:
 
 
 SECTIONS = ("hyperparams", "policy_kwargs", "env_kwargs", "eval", "pretrain")  # merged key by key
-PRETRAIN_AGENTS = ("heuristic", "search", "plan")  # search:WxN, plan:WxN(xK) too (solitaire_env.agents.make_agent)
+# search:WxN, plan:WxN(xK) and plan-sliced:WxN(xK) too (solitaire_env.agents.make_agent)
+PRETRAIN_AGENTS = ("heuristic", "search", "plan", "plan-sliced")
 POLICIES = ("CardCodesPolicy", "MlpPolicy", "MultiInputPolicy", "MoveScorerPolicy")
 BACKENDS = ("sb3", "jax")
 # What the JAX backend takes: PPO's hyperparameters by SB3's names (solitaire_env.tools.jax_ppo.PPOSettings),
@@ -475,7 +476,7 @@ def _parse_pretrain(pre: dict, env_id: str, eval_config: EvalConfig, src: Any) -
     config = PretrainConfig(**pre)
     if config.agent.split(":")[0] not in PRETRAIN_AGENTS:
         raise ConfigError(f"{src('pretrain.agent')}: pretrain.agent must be one of {', '.join(PRETRAIN_AGENTS)} "
-                          f"(or search:WxN, plan:WxN), got {config.agent!r}")
+                          f"(or search:WxN, plan:WxN, plan-sliced:WxN), got {config.agent!r}")
     if config.agent.startswith(("search", "plan")):
         from solitaire_env.agents import make_agent
 

@@ -20,7 +20,7 @@ rate. A finished round is saved (``pretrain/round_<r>.zip`` and ``.npz``, ``pret
 entry (examples, agreement with the heuristic, wall time, each round)::
 
     pretrain:
-      agent: heuristic      # the teacher: heuristic, search (search:WxN) or plan (plan:WxN, plan:WxNxK)
+      agent: heuristic      # the teacher: heuristic, search (search:WxN) or plan (plan:WxN, plan:WxNxK, plan-sliced)
       episodes: 1000        # games per round
       seed: 1000000         # their deals: seed, seed + 1, ... (round r: seed + r * episodes, ...)
       epochs: 5             # passes over the examples, each round
