@@ -6,6 +6,7 @@ marked ``integrations`` and skipped when their library is missing (CI: .ci/setup
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -45,15 +46,27 @@ def test_cleanrl_ppo_runs_and_reports(tmp_path):
     assert "mean foundation cards (train episodes)" in out
 
 
-def test_cleanrl_ppo_flags_come_from_args(tmp_path):
-    done = subprocess.run([sys.executable, str(EXAMPLES / "cleanrl_ppo.py"), "--help"], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "--total-timesteps" in done.stdout and "--num-minibatches" in done.stdout
-    assert "games stepped together" in done.stdout  # the field's docstring is its help
-    bad = subprocess.run([sys.executable, str(EXAMPLES / "cleanrl_ppo.py"), "--num-envs", "3", "--num-steps", "3",
-                          "--num-minibatches", "4"], capture_output=True, text=True, timeout=300)
-    assert bad.returncode != 0 and "multiple of num_minibatches" in bad.stderr
+def test_cleanrl_ppo_flags_come_from_args(monkeypatch, capsys):
+    # The example's own parser, in this process (the run above checks the script starts on its own).
+    spec = importlib.util.spec_from_file_location("cleanrl_ppo", EXAMPLES / "cleanrl_ppo.py")
+    example = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "cleanrl_ppo", example)  # dataclasses look their module up
+    spec.loader.exec_module(example)
+    monkeypatch.setattr(sys, "argv", ["cleanrl_ppo.py", "--help"])
+    with pytest.raises(SystemExit) as done:
+        example.parse_args()
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "--total-timesteps" in out and "--num-minibatches" in out
+    assert "games stepped together" in out  # the field's docstring is its help
+    bad_sizes = ["--num-envs", "3", "--num-steps", "3", "--num-minibatches", "4"]
+    monkeypatch.setattr(sys, "argv", ["cleanrl_ppo.py", *bad_sizes])
+    with pytest.raises(SystemExit) as bad:
+        example.parse_args()
+    assert bad.value.code != 0 and "multiple of num_minibatches" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["cleanrl_ppo.py", "--num-envs", "8", "--anneal-lr", "true"])
+    args = example.parse_args()
+    assert args.num_envs == 8 and args.anneal_lr is True
 
 
 @pytest.mark.integrations

@@ -102,9 +102,11 @@ def compile_planners(moves: int = 3) -> None:
 
 
 # The two halves, run side by side: each compiles what its calls reach (the core functions both need
-# are compiled in both, a small overlap). The batched step with the position history is the biggest
-# compiled function, so it has a half of its own.
-PARTS = {"vector": (compile_vector_envs,), "single": (compile_single_envs, compile_planners)}
+# are compiled in both, a small overlap). The single envs with the piles observation and the position
+# history compile longest (about 40 s of one core from cold), so they have a half of their own; the solver
+# goes first in the other half, before the batched envs, as that order measured fastest (52 s against
+# 67 s with the solver after the single envs).
+PARTS = {"vector": (compile_planners, compile_vector_envs), "single": (compile_single_envs,)}
 
 
 def precompile(jobs: int = 2) -> dict[str, float]:
