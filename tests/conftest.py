@@ -20,7 +20,9 @@ os.environ.setdefault("JAX_COMPILATION_CACHE_DIR",
 # contiguous half of the tests and an idle worker steals from the end of the other's queue, so a module at the
 # front runs whole on one worker and its fixture is built once (in the middle of the list a module was split
 # and its fixture built on both workers), and the cheap tests left at the end keep the two workers level.
-FIRST = ("test_jax_training.py", "test_benchmark.py", "test_ray.py", "test_jax_ppo.py", "test_jit_cache.py",
+# Ray's cluster starts before any test starts JAX's runtime: Ray forks with a preexec_fn, which JAX's
+# threads make unsafe (JAX warns).
+FIRST = ("test_ray.py", "test_jax_training.py", "test_benchmark.py", "test_jax_ppo.py", "test_jit_cache.py",
          "test_bench_scripts.py", "test_docs_site.py", "test_integrations.py", "test_library_examples.py")
 
 
