@@ -90,8 +90,9 @@ def make_network(env_id: str, features_dim: int = 256, net_arch: tuple[int, ...]
 
 
 def init_params(net: CardCodesNet, key: jax.Array) -> Any:
-    """Fresh weights for ``net`` (a batch of one all-empty observation is enough to shape them)."""
-    return net.init(key, jnp.zeros((1, len(net.nvec)), jnp.int16), jnp.ones((1, net.n_actions), bool))
+    """Fresh weights for ``net`` (a batch of one all-empty observation is enough to shape them). Compiled as
+    one program: run eagerly, each operation of the initialisers compiles on its own (seconds more)."""
+    return jax.jit(net.init)(key, jnp.zeros((1, len(net.nvec)), jnp.int16), jnp.ones((1, net.n_actions), bool))
 
 
 def save_policy(path: str | os.PathLike, params: Any, env_id: str, net: CardCodesNet, env_kwargs: dict) -> None:

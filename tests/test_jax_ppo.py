@@ -94,7 +94,7 @@ def test_rollout_samples_legal_moves_and_resets_finished_games() -> None:
     settings = jax_ppo.PPOSettings(n_envs=8, n_steps=40)
     env = sj.make("Rainbow-v0", max_episode_steps=5)
     net = make_network("Rainbow-v0", features_dim=16, net_arch=[8])
-    state = jax.vmap(env.init)(jax.random.split(jax.random.key(1), settings.n_envs))
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(1), settings.n_envs))
     params = init_params(net, jax.random.key(2))
     _, _, traj = jax.jit(jax_ppo.make_rollout(env, net, settings))(params, state, jax.random.key(3))
     mask, action, valid = np.asarray(traj.mask), np.asarray(traj.action), np.asarray(traj.valid)

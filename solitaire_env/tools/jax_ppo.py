@@ -102,7 +102,7 @@ class Runner(NamedTuple):
 def start(env: sj.Env, net: CardCodesNet, settings: PPOSettings, params: Any, key: jax.Array) -> Runner:
     """The runner before the first update: fresh games (random deals from ``key``) and the optimiser's state."""
     k_deal, k_run = jax.random.split(key)
-    games = jax.vmap(env.init)(jax.random.split(k_deal, settings.n_envs))
+    games = jax.jit(jax.vmap(env.init))(jax.random.split(k_deal, settings.n_envs))  # one program, not op by op
     return Runner(params, optimizer(settings).init(params), games, k_run)
 
 
