@@ -101,23 +101,12 @@ def compile_planners(moves: int = 3) -> None:
             env.close()
 
 
-def compile_rollouts() -> None:
-    """Every game's solver rollout (greedy lines, one move of look-ahead), which a short solve may not reach:
-    the solver plays them between restarts when the agent's guidance is on."""
-    from solitaire_env.engine import state
-    from solitaire_env.envs.registration import ENV_IDS
-    from solitaire_env.solver import rollout
-
-    for _, variant in ENV_IDS.values():
-        rollout(variant, state.deal(variant, 1), seed=1)
-
-
 # The two halves, run side by side: each compiles what its calls reach (the core functions both need
 # are compiled in both, a small overlap). The single envs with the piles observation and the position
 # history compile longest (about 40 s of one core from cold), so they have a half of their own; the solver
 # goes first in the other half, before the batched envs, as that order measured fastest (52 s against
 # 67 s with the solver after the single envs).
-PARTS = {"vector": (compile_planners, compile_vector_envs), "single": (compile_single_envs, compile_rollouts)}
+PARTS = {"vector": (compile_planners, compile_vector_envs), "single": (compile_single_envs,)}
 
 
 def precompile(jobs: int = 2) -> dict[str, float]:
