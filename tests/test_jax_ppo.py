@@ -1,5 +1,6 @@
-"""The JAX backend's PPO (solitaire_env/tools/jax_ppo.py): examples/jax_ppo.py end to end on a tiny budget, and
-the parts (rollout, autoreset, GAE, evaluation) on their own."""
+"""The JAX backend's PPO (solitaire_env/tools/jax_ppo.py): examples/jax_ppo.py end to end on a tiny budget (under
+``-m slow``; its default-run twin checks the example's flags and imports), and the parts (rollout, autoreset,
+GAE, evaluation) on their own."""
 
 from __future__ import annotations
 
@@ -27,6 +28,28 @@ ROOT = Path(__file__).resolve().parent.parent
 REPORT = r"{} training: validation mean foundation cards ([\d.]+), win rate ([\d.]+) \((\d+) deals\)"
 
 
+def test_the_jax_example_parses_its_flags_and_calls_what_the_package_has() -> None:
+    """The default run's twin of the slow test below (whose cost is compiling the programs that
+    test_jax_training.py's run compiles too: the same start, update, evaluation and save): the example's
+    flags parse, and every name it imports from the package exists."""
+    import ast
+    import importlib
+    import runpy
+
+    path = ROOT / "examples" / "jax_ppo.py"
+    tree = ast.parse(path.read_text())
+    imported = [(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module.startswith("solitaire_env") for alias in node.names]
+    assert {name for _, name in imported} >= {"make_update", "make_evaluate", "start", "save_policy"}
+    for module, name in imported:
+        assert hasattr(importlib.import_module(module), name), f"{module}.{name}"
+    example = runpy.run_path(str(path))  # defines, runs nothing (its main is under __name__ == "__main__")
+    args = example["parse_args"](["--n-envs", "8", "--n-steps", "32", "--eval-episodes", "4", "--save", "p.msgpack"])
+    assert (args.n_envs, args.n_steps, args.eval_episodes, args.save) == (8, 32, 4, "p.msgpack")
+    assert example["parse_args"]([]).env_id == "Rainbow-v0"
+
+
+@pytest.mark.slow
 def test_jax_ppo_trains_and_reports(tmp_path: Path) -> None:
     """examples/jax_ppo.py end to end on a tiny budget."""
     steps = 2048

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from solitaire_env.engine import jit_cache
 
 PACKAGE = jit_cache.PACKAGE  # solitaire_env/
@@ -71,6 +73,7 @@ def _copy(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # five cold compiles of the probe; its default-run twin is the NUMBA_CACHE_DIR test below
 def test_an_edited_constant_or_core_function_takes_effect_despite_the_cache(tmp_path):
     root, cache_dir = _copy(tmp_path), None
 
@@ -106,10 +109,15 @@ def test_an_edited_constant_or_core_function_takes_effect_despite_the_cache(tmp_
 
 
 def test_a_cache_under_numba_cache_dir_is_refreshed_too(tmp_path):
+    """The default run's check of the stamps (the test above, under ``-m slow``, edits three modules): a
+    constant of variant.py compiled into core's code, whose cache numba keys on core.py alone, is refreshed."""
     root, cache_dir = _copy(tmp_path), tmp_path / "numba-cache"
-    assert _probe(root, cache_dir)["hidden_code"] == 53
+    first = _probe(root, cache_dir)
+    assert first["hidden_code"] == 53
     _edit(root / "solitaire_env" / "engine" / "variant.py", "HIDDEN = 53", "HIDDEN = 60")
-    assert _probe(root, cache_dir)["hidden_code"] == 60
+    edited = _probe(root, cache_dir)
+    assert edited["hidden_code"] == 60 and edited["observe_hits"] == 0
+    assert edited["progress"] == first["progress"] and edited["layout"] == first["layout"]
     assert {p.name for p in cache_dir.rglob("*.rules-stamp")} == _stamps_expected(root)
     assert not list(root.rglob("*.nbi"))  # everything went to NUMBA_CACHE_DIR
 
