@@ -9,7 +9,8 @@
 :mod:`solitaire_env.agents.search`; ``plan`` (or ``plan:WxN``, ``plan:WxNxK``): the planning agent of
 :mod:`solitaire_env.agents.plan`, which keeps its guesses' winning lines between moves (``plan-sliced``,
 ``plan-sliced:WxNxK``: the same with the solver's own slices, its N checked only every 20,000 and 50,000
-positions); a path to a
+positions); in a game that hides nothing (FreeCell) ``plan:1xN`` is the agent of
+:mod:`solitaire_env.agents.open_plan` instead, N positions a move; a path to a
 ``.zip``: a trained sb3-contrib MaskablePPO checkpoint
 (:mod:`agents.ppo`, needs the ``train`` extra), or to a training run directory: its
 ``best_model.zip``, else its ``final_model.zip``; a ``.msgpack`` file (or a run directory holding
@@ -58,6 +59,13 @@ def _budget(name: str, kind: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
+def _hides_nothing(variant: Variant) -> bool:
+    """Whether every card of the game's deal is face up and it has no stock (FreeCell)."""
+    from solitaire_env.engine import position, state
+
+    return variant.stock_capacity == 0 and int(position.hidden_cards(state.deal(variant, 0), variant.spec)) == 0
+
+
 def rules_played(env_id: str, env_kwargs: dict | None = None) -> Variant:
     """The rule set ``env_id`` plays with the env options ``env_kwargs`` (Klondike's ``draw`` and ``redeals``
     choose among its rule sets), read off the env itself so that it never differs from the env's."""
@@ -92,6 +100,17 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None, env_kwar
             # "search:WxN" / "plan:WxN": W guesses of the hidden cards, N solver positions per guess;
             # "plan:WxNxK": the plan agent's hindsight check compares at most K moves.
             worlds, nodes, *candidates = _budget(name_or_path, kind)
+            variant = rules_played(env_id, env_kwargs)
+            if kind != "search" and _hides_nothing(variant):
+                # Nothing to guess (FreeCell): a budget a move, not one whole-game solve (agents/open_plan.py).
+                if kind == "plan-sliced":
+                    raise ValueError(f"{name_or_path!r}: plan-sliced plans over guesses of hidden cards, and "
+                                     f"{env_id} hides none; use plan:1xN (N positions a move)")
+                from solitaire_env.agents.open_plan import OpenPlanAgent
+
+                agent = OpenPlanAgent(variant, seed, nodes=nodes)
+                agent.name = name_or_path
+                return agent
             if kind == "search":
                 from solitaire_env.agents.search import SearchAgent as Planner
             else:
@@ -99,7 +118,7 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None, env_kwar
             extra = {"candidates": candidates[0]} if candidates else {}
             if kind == "plan-sliced":
                 extra["sliced"] = True
-            agent = Planner(rules_played(env_id, env_kwargs), seed, worlds=worlds, nodes=nodes, **extra)
+            agent = Planner(variant, seed, worlds=worlds, nodes=nodes, **extra)
             agent.name = name_or_path
             return agent
     if name_or_path in ("pretrained", "sample:pretrained"):

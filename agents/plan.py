@@ -33,7 +33,8 @@ has a winning line the agent plays as the heuristic agent would.
 Like the search agent it reads only the observation and the action mask, never the engine's state
 (tested), and its guesses come from its own generator, seeded by ``reset(seed)``: a seeded evaluation
 repeats exactly. In a game that hides nothing (FreeCell) there is one guess, the table itself, and the
-first solve is a whole-game solve: use the search agent there for a per-move budget.
+first solve is a whole-game solve: there ``make_agent("plan:1xN", ...)`` gives
+:class:`~solitaire_env.agents.open_plan.OpenPlanAgent` instead, with a budget of positions a move.
 
 Determinized planning is optimistic (each guess is solved as if its hidden cards were known, the
 weakness Bjarnason, Fern and Tadepalli's hindsight optimization shares); a majority over guesses is

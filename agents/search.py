@@ -167,8 +167,7 @@ class SearchAgent(Agent):
         self._solver.seed = self._episode_searches
         votes = np.zeros(v.n_actions, dtype=np.int64)
         for world in worlds:
-            self._solver.restart(world)
-            if self._solver.run(self.nodes) == solver.WON:
+            if self._search(world) == solver.WON:
                 if self.open_game:
                     # The table as it really is: the line is a proved win; keep it for the moves to come.
                     line = self._solver.solution()
@@ -185,7 +184,7 @@ class SearchAgent(Agent):
                 if first >= 0 and mask[first] and self.fallback.fresh(t, first):
                     votes[first] += 1
         if votes.max() == 0:
-            return heuristic_choice
+            return self._no_win(t, world, mask, heuristic_choice)
         self.solved += 1
         best = int(np.argmax(votes))
         if best == heuristic_choice:
@@ -193,6 +192,15 @@ class SearchAgent(Agent):
         # A solution's first move is one winning move among many; keep the heuristic's move unless,
         # over the same guesses, the voted move wins strictly more often.
         return best if self._wins_after(worlds, best) > self._wins_after(worlds, heuristic_choice) else heuristic_choice
+
+    def _search(self, world: np.ndarray) -> int:
+        """Search ``world`` within the budget; return the solver's status (a subclass may search otherwise)."""
+        self._solver.restart(world)
+        return self._solver.run(self.nodes)
+
+    def _no_win(self, t: Table, world: np.ndarray, mask: np.ndarray, heuristic_choice: int) -> int:
+        """The move where no search found a win (``world`` the last searched): the heuristic's."""
+        return heuristic_choice
 
     def _follow(self, t: Table, action: int) -> int:
         """Play ``action`` of the plan from the table ``t``, noting the table the plan goes on from."""

@@ -30,6 +30,7 @@ from solitaire_env.solver.registers import (
     MEMORY,
     N_REGS,
     R_BEST,
+    R_BEST_MOVE,
     R_DEPTH,
     R_DEPTH_HIT,
     R_NODES,
@@ -99,6 +100,7 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
         states[0, :] = s0
         play_safe_moves(states[0], sp, actions, scratch, 0, waste)
         regs[R_BEST] = core.foundation_cards(states[0], sp)
+        regs[R_BEST_MOVE] = -1
         if regs[R_BEST] == n_cards:
             regs[R_STATUS] = WON
             return
@@ -144,6 +146,7 @@ def search_slice(s0, sp, actions, table, max_load, states, moves, n_moves, next_
         found = core.foundation_cards(child, sp)
         if found > regs[R_BEST]:
             regs[R_BEST] = found
+            regs[R_BEST_MOVE] = moves[0, next_move[0] - 1]
         if found == n_cards:
             regs[R_DEPTH] = d + 1
             regs[R_STATUS] = WON
@@ -271,6 +274,16 @@ class Solver:
     def best_foundation(self) -> int:
         """The most foundation cards reached on any searched line."""
         return int(self._arrays["regs"][R_BEST])
+
+    @property
+    def best_first_move(self) -> int:
+        """The first move of the line that first reached :attr:`best_foundation` (-1 if no line reached
+        more foundation cards than the start): where a search found no win, the way it got furthest."""
+        a = self._arrays
+        m = int(a["regs"][R_BEST_MOVE])
+        if m < 0 or not a["regs"][R_STARTED]:
+            return -1
+        return m if m < self.variant.n_actions else int(step_action(a["states"][0], self.variant.spec))
 
     def restart(self, start: np.ndarray) -> None:
         """Forget the search and start a new one from ``start`` (reusing the memory)."""
