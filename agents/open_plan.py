@@ -13,10 +13,13 @@ goes somewhere:
    cards (the horizon recedes: the next search goes on from there), else the heuristic's move, else any.
 3. Before it plays that move it searches every move after it, with a second budget of ``nodes``: a move
    the search proves lost (every line from it ends with no move) is passed over for the next, and a win
-   found there is kept as the plan. So a move costs at most ``2 * nodes`` positions.
+   found there is kept as the plan. So a move costs at most ``2 * nodes`` positions (where the env forbids
+   a found line's first move, with ``no_revisit``, the search agent's search after each allowed move
+   comes on top).
 
 A move back to a position seen this episode is never chosen (as in the search agent). Its strength
-against its budget, and how many of its wins the first search found whole, are in ``docs/baselines.md``.
+against its budget, and how many of its wins the first search found whole, are in ``docs/baselines.md``
+(FreeCell).
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ class OpenPlanAgent(SearchAgent):
                 self.solved += 1
                 self._plan = self._solver.solution()
                 return self._follow(t, action)
-            if status == solver.EXHAUSTED:  # every line after the move ends with no move: lost
+            if status == solver.EXHAUSTED and not self._solver.depth_hit:  # every line after it ends: lost
                 self.lost_moves += 1
                 continue
             return action
