@@ -11,11 +11,11 @@ goes somewhere:
    win because those moves all lead nowhere, every move is searched for the rest of the budget.
 2. Where no win was found, the agent plays the first move of the line that reached the most foundation
    cards (the horizon recedes: the next search goes on from there), else the heuristic's move, else any.
-3. Before it plays that move it searches every move after it, with a second budget of ``nodes``: a move
-   the search proves lost (every line from it ends with no move) is passed over for the next, and a win
-   found there is kept as the plan. So a move costs at most ``2 * nodes`` positions (where the env forbids
-   a found line's first move, with ``no_revisit``, the search agent's search after each allowed move
-   comes on top).
+3. Before it plays that move it searches every move after it, with a second budget of ``nodes`` that
+   the moves it checks in turn share: a move the search proves lost (it searched every line after it
+   and found no win) is passed over for the next, and a win found there is kept as the plan. So a move
+   costs at most ``2 * nodes`` positions (where the env forbids a found line's first move, with
+   ``no_revisit``, the search agent's search after each allowed move comes on top).
 
 A move back to a position seen this episode is never chosen (as in the search agent). Its strength
 against its budget, and how many of its wins the first search found whole, are in ``docs/baselines.md``
