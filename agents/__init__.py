@@ -59,13 +59,6 @@ def _budget(name: str, kind: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
-def _hides_nothing(variant: Variant) -> bool:
-    """Whether every card of the game's deal is face up and it has no stock (FreeCell)."""
-    from solitaire_env.engine import position, state
-
-    return variant.stock_capacity == 0 and int(position.hidden_cards(state.deal(variant, 0), variant.spec)) == 0
-
-
 def rules_played(env_id: str, env_kwargs: dict | None = None) -> Variant:
     """The rule set ``env_id`` plays with the env options ``env_kwargs`` (Klondike's ``draw`` and ``redeals``
     choose among its rule sets), read off the env itself so that it never differs from the env's."""
@@ -101,7 +94,9 @@ def make_agent(name_or_path: str, env_id: str, seed: int | None = None, env_kwar
             # "plan:WxNxK": the plan agent's hindsight check compares at most K moves.
             worlds, nodes, *candidates = _budget(name_or_path, kind)
             variant = rules_played(env_id, env_kwargs)
-            if kind != "search" and _hides_nothing(variant):
+            from solitaire_env.agents.search import hides_nothing
+
+            if kind != "search" and hides_nothing(variant):
                 # Nothing to guess (FreeCell): a budget a move, not one whole-game solve (agents/open_plan.py).
                 if kind == "plan-sliced":
                     raise ValueError(f"{name_or_path!r}: plan-sliced plans over guesses of hidden cards, and "

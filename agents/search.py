@@ -66,6 +66,11 @@ def sample_world(rules: Rules, t: Table, rng: np.random.Generator) -> np.ndarray
                         reserve=reserve, redeals=t.redeals, base=t.base, cells=list(t.cells) if t.cells else None)
 
 
+def hides_nothing(variant: Variant) -> bool:
+    """Whether the game deals every card face up and has no stock (FreeCell): one world, the table itself."""
+    return variant.stock_capacity == 0 and int(position.hidden_cards(state.deal(variant, 0), variant.spec)) == 0
+
+
 def hidden_cards(t: Table) -> int:
     """How many cards the visible table ``t`` hides (face down, or in a stock not seen)."""
     return sum(t.down) + t.res_down + (t.stock_n if t.stock is None else 0)
@@ -108,8 +113,7 @@ class SearchAgent(Agent):
         self._plan_at: tuple | None = None  # the table the plan goes on from (the key after its last move)
         self._episode_searches = 0  # this episode's: seeds the random order (an episode repeats alone)
         # A game that hides nothing (FreeCell): one world, the table itself, so a found win is a plan.
-        deal = state.deal(v, 0)
-        self.open_game = int(position.hidden_cards(deal, v.spec)) == 0 and v.stock_capacity == 0
+        self.open_game = hides_nothing(v)
 
     @property
     def stuck(self) -> bool:
@@ -231,4 +235,4 @@ class SearchAgent(Agent):
         return wins
 
 
-__all__ = ["SearchAgent", "hidden_cards", "sample_world"]
+__all__ = ["SearchAgent", "hidden_cards", "hides_nothing", "sample_world"]
