@@ -79,9 +79,9 @@ def main() -> None:
             ax.annotate(what, (0.02, win), xycoords=("axes fraction", "data"), fontsize=6, color="grey",
                         va="bottom")
         ax.set_xscale("log")
-        ticks: list[float] = []  # the measured seconds only (log ticks crowd), none within 50% of the last
+        ticks: list[float] = []  # the measured seconds only (log ticks crowd), none within twice the last
         for t in sorted({row["seconds"] for row in rows}):
-            if not ticks or t > 1.5 * ticks[-1]:
+            if not ticks or t > 2 * ticks[-1]:
                 ticks.append(t)
         ax.set_xticks(ticks, [f"{t:.2g}" for t in ticks], fontsize=7)
         ax.xaxis.set_minor_formatter(NullFormatter())
