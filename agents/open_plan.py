@@ -24,11 +24,13 @@ against its budget, and how many of its wins the first search found whole, are i
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from solitaire_env import solver
 from solitaire_env.agents.heuristic import Table
-from solitaire_env.agents.search import SearchAgent
+from solitaire_env.agents.search import SearchAgent, sample_world
 from solitaire_env.engine import core
 from solitaire_env.engine.variant import Variant
 
@@ -55,6 +57,34 @@ class OpenPlanAgent(SearchAgent):
             raise ValueError(f"{self.variant.title} hides cards or has a stock: use PlanAgent "
                              "(agents/plan.py) there")
         self.lost_moves = 0  # moves the check proved lost and passed over (all episodes)
+
+    def label(self, observation: Any, info: dict, proposal: int) -> tuple[int, int]:
+        """This agent's move at the position, and the label it gives a learner that proposes ``proposal``
+        there (expert iteration with ``pretrain.accept_student``).
+
+        The label is the proposal where the agent's move starts a proved win and a search of ``nodes``
+        positions after the proposal finds a win no longer than that one; else the agent's own move. A
+        position has many winning moves and the agent's is one found first, which a one-pass policy
+        cannot predict: this way the learner is taught the winning move it already prefers, and
+        corrected only where its move loses the win found or lengthens it.
+        """
+        move = self.act(observation, info)
+        mask = np.asarray(info["action_mask"])
+        if proposal == move or not self._plan or not (0 <= proposal < len(mask) and mask[proposal]):
+            return move, move
+        t = self.rules.observe(observation)
+        if not self.fallback.fresh(t, proposal):  # never teach a move back to a position seen
+            return move, move
+        own = self._plan  # the rest of the agent's line after its move
+        child = sample_world(self.rules, t, self._rng)  # nothing is hidden: the table itself
+        core.apply_action(child, self.variant.spec, self.variant.actions, proposal)
+        if self._search(child) == solver.WON and len(self._solver.solution()) <= len(own):
+            # The learner plays the proposal: its line is the plan from there on.
+            self._plan = self._solver.solution()
+            self._plan_at = self.rules.apply(t, proposal).key()
+            return move, proposal
+        self._plan = own
+        return move, move
 
     def _search(self, world: np.ndarray) -> int:
         status = super()._search(world)

@@ -114,6 +114,29 @@ def test_dagger_lets_the_student_play_and_the_teacher_label(tmp_path):
     np.testing.assert_array_equal(loaded.actions, student.actions)
 
 
+def test_the_planner_takes_the_students_move_where_it_keeps_a_win():
+    """accept_student: the FreeCell planner labels the student's positions with the student's own move
+    where that keeps as short a win, and the labels stay legal."""
+    kwargs = {**KWARGS, "max_episode_steps": 60}
+    venv = make_sb3_vec_env("FreeCell-v0", n_envs=1, **kwargs)
+    model = MaskablePPO(MoveScorerPolicy, venv, device="cpu", seed=0, policy_kwargs={"dim": 16, "hidden": 32})
+    deals = range(3_000_000, 3_000_003)
+    plain = imitation.play("FreeCell-v0", deals, kwargs, n_envs=3, teacher="plan:1x500", policy=model.policy, beta=0.0)
+    taking = imitation.play("FreeCell-v0", deals, kwargs, n_envs=3, teacher="plan:1x500", policy=model.policy, beta=0.0,
+                            accept_student=True)
+    assert taking.stats["student_labels"] > 0 and "student_labels" not in plain.stats
+    assert taking.masks[np.arange(len(taking)), taking.actions].all()
+    # The student plays the same games either way (beta 0); some labels change (the student's moves taken,
+    # and the planner's moves after them, which follow the win it found after the student's move).
+    np.testing.assert_array_equal(taking.obs["cards"], plain.obs["cards"])
+    assert (taking.actions != plain.actions).any()
+    with pytest.raises(ValueError, match="accept_student needs a student policy and a teacher that judges"):
+        imitation.play("FreeCell-v0", deals, kwargs, teacher="search:1x500", policy=model.policy,
+                       accept_student=True)
+    with pytest.raises(ValueError, match="accept_student needs a student policy"):
+        imitation.play("FreeCell-v0", deals, kwargs, teacher="plan:1x500", accept_student=True)
+
+
 def test_cloning_learns_the_teacher():
     venv = make_sb3_vec_env("Rainbow-v0", n_envs=1, **KWARGS)
     model = MaskablePPO(MoveScorerPolicy, venv, device="cpu", seed=0, policy_kwargs={"dim": 32, "hidden": 64})

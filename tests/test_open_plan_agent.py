@@ -111,3 +111,45 @@ def test_a_move_proved_lost_is_passed_over(monkeypatch):
     assert len(checked) == 2 and agent.lost_moves == 1
     lost = agent._heuristic_choice  # no furthest line: the heuristic's move is checked first
     assert action != lost and info["action_mask"][action]
+
+
+def _won_after(world: np.ndarray, line: list[int]) -> bool:
+    """Whether playing ``line`` from ``world`` (legal move after legal move) puts every card home."""
+    world = world.copy()
+    mask = np.zeros(FREECELL.n_actions, dtype=np.int8)
+    for action in line:
+        core.legal_mask(world, FREECELL.spec, FREECELL.actions, mask)
+        if not mask[action]:
+            return False
+        core.apply_action(world, FREECELL.spec, FREECELL.actions, action)
+    return core.foundation_cards(world, FREECELL.spec) == FREECELL.n_cards
+
+
+def test_the_planner_labels_a_learners_move_that_keeps_as_short_a_win():
+    """label(): the agent's own move whatever is proposed; the label is the proposal only where a win
+    after it (the line the agent keeps from there, checked move by move) is no longer than the agent's."""
+    env = gym.make("FreeCell-v0")
+    taken = refused = 0
+    for deal in (2, 3):
+        obs, info = env.reset(seed=deal)
+        agent = OpenPlanAgent("freecell", seed=0, nodes=2000)
+        table = state.deal(FREECELL, deal)  # the env's deal, played along
+        for _ in range(6):  # past the opening's safe moves
+            action = agent.act(obs, info)
+            core.apply_action(table, FREECELL.spec, FREECELL.actions, action)
+            obs, *_, info = env.step(action)
+        own = OpenPlanAgent("freecell", seed=0, nodes=2000)
+        move = own.act(obs, info)
+        assert own._plan  # the agent holds a proved win here
+        for proposal in np.flatnonzero(info["action_mask"]):
+            judge = OpenPlanAgent("freecell", seed=0, nodes=2000)
+            played, label = judge.label(obs, info, int(proposal))
+            assert played == move and label in (move, proposal)
+            if label != move:
+                child = table.copy()
+                core.apply_action(child, FREECELL.spec, FREECELL.actions, label)
+                assert _won_after(child, judge._plan) and len(judge._plan) <= len(own._plan)
+                taken += 1
+            elif proposal != move:
+                refused += 1
+    assert taken and refused

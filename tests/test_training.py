@@ -60,6 +60,9 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"pretrain": {"agent": "random"}}, "pretrain.agent must be one of heuristic, search, plan"),
     ({"pretrain": {"agent": "search:8by1000"}}, "pretrain.agent: bad search agent 'search:8by1000'"),
     ({"pretrain": {"agent": "plan:8x1000x"}}, "pretrain.agent: bad plan agent 'plan:8x1000x'"),
+    ({"pretrain": {"agent": "search:4x300", "accept_student": True}}, "pretrain.accept_student needs a teacher that "
+     "judges the student's move .FreeCell's planner, plan:1xN.; 'search:4x300' in Rainbow-v0 does not"),
+    ({"pretrain": {"accept_student": True}}, "pretrain.accept_student needs a teacher"),
     ({"pretrain": {"seed": 500}}, "pretrain deals 500-1499 .* must be train deals"),
     ({"pretrain": {"seed": 19_990, "episodes": 20}}, "must be train deals"),
     ({"env_kwargs": {"reveal_bonus": "abc"}}, "env_kwargs: reveal_bonus must be a finite number"),

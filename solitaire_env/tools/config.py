@@ -68,6 +68,9 @@ class PretrainConfig:
     beta: float = _opt(0.0, "unit")  # DAgger rounds: the share of moves the teacher plays (the student the rest)
     eval_episodes: int = _opt(0, "non_negative")  # validation deals (eval.seed ..) played greedily after each round
     select_epoch: bool = False  # with eval_episodes: score every epoch on those deals and keep the best
+    # DAgger rounds: the student's move is its label where the teacher finds it keeps as short a win as the
+    # teacher's own move (a teacher with a ``label`` method: FreeCell's planner, plan:1xN)
+    accept_student: bool = False
 
 
 @dataclass
@@ -481,9 +484,15 @@ def _parse_pretrain(pre: dict, env_id: str, eval_config: EvalConfig, src: Any) -
         from solitaire_env.agents import make_agent
 
         try:
-            make_agent(config.agent, env_id)
+            teacher = make_agent(config.agent, env_id)
         except ValueError as e:
             raise ConfigError(f"{src('pretrain.agent')}: pretrain.agent: {e}") from None
+        judges = hasattr(teacher, "label")
+    else:
+        judges = False
+    if config.accept_student and not judges:
+        raise ConfigError(f"{src('pretrain.accept_student')}: pretrain.accept_student needs a teacher that judges "
+                          f"the student's move (FreeCell's planner, plan:1xN); {config.agent!r} in {env_id} does not")
     deals = range(config.seed, config.seed + config.rounds * config.episodes)
     if deals.start not in TRAIN or deals.stop - 1 not in TRAIN:
         raise ConfigError(f"{src('pretrain.seed')}: pretrain deals {deals.start}-{deals.stop - 1} (pretrain.seed, "

@@ -71,13 +71,16 @@ def _rows(obs: Any, idx: np.ndarray) -> Any:
 
 def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int = 16, teacher: str | None = None,
          policy: Any = None, beta: float = 1.0, deterministic: bool = True, seed: int = 0, gamma: float = 0.995,
-         record: bool = True, progress: bool = False) -> Games:
+         record: bool = True, progress: bool = False, accept_student: bool = False) -> Games:
     """Play every deal of ``deals`` once (the module docstring says who moves and what is recorded).
 
     ``policy``: an SB3 policy (``model.policy``) for the student's moves, greedy when
     ``deterministic``; ``seed`` seeds the choice between teacher and student and the sampling.
     ``record=False`` (or no teacher) keeps no examples: an evaluation of whoever plays. ``stats``:
     games, wins, win rate, mean foundation cards, steps, truncated games, wall time and steps/s.
+    ``accept_student`` (with a policy, and a teacher that has a ``label`` method): the student's move is
+    proposed to the teacher at every position, and the teacher's label, the proposal or its own move, is
+    recorded (``stats["student_labels"]`` counts the proposals taken where the teacher's move differed).
     """
     import torch
 
@@ -99,6 +102,10 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
     teachers = ([make_agent(teacher, env_id, seed=seed, env_kwargs=env_kwargs) for _ in range(n_envs)]
                 if teacher else None)
     record = record and teachers is not None
+    if accept_student and (policy is None or not teachers or not hasattr(teachers[0], "label")):
+        raise ValueError(f"accept_student needs a student policy and a teacher that judges its moves (FreeCell's "
+                         f"plan:1xN), got teacher {teacher!r}")
+    student_labels = 0
     chunks: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # obs, masks, actions, game, step
 
     def start(i: int, g: int) -> None:  # each game's teacher seeded by its deal's place: n_envs never changes a label
@@ -106,19 +113,27 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
             teachers[i].reset(seed=seed + g)
 
     def choose(turn: Turn) -> np.ndarray:
+        nonlocal student_labels
         active, masks, obs = turn.active, turn.masks, turn.obs
         acts = np.zeros(n_envs, np.int64)
         moves = np.full(n_envs, -1, np.int64)  # the teacher's move
         taught = np.full(n_envs, -1, np.int64)  # its label: none while it is stuck (its moves are aimless)
         use_teacher = np.zeros(n_envs, bool)
+        student = policy_actions(policy, obs, masks, deterministic) if accept_student else None
         if teachers:
             codes = turn.venv.codes
             for i in active:
-                moves[i] = teachers[i].act(codes[i], {"action_mask": masks[i]})
-                taught[i] = -1 if teachers[i].stuck else moves[i]
+                info = {"action_mask": masks[i]}
+                if student is not None:
+                    moves[i], taught[i] = teachers[i].label(codes[i], info, int(student[i]))
+                    student_labels += int(taught[i] != moves[i])
+                else:
+                    moves[i] = taught[i] = teachers[i].act(codes[i], info)
+                if teachers[i].stuck:
+                    taught[i] = -1
             use_teacher[active] = rng.random(len(active)) < beta if policy is not None else True
         if policy is not None and not use_teacher[active].all():
-            acts[:] = policy_actions(policy, obs, masks, deterministic)
+            acts[:] = student if student is not None else policy_actions(policy, obs, masks, deterministic)
         acts[use_teacher] = moves[use_teacher]
         if record:
             keep = active[taught[active] >= 0]
@@ -158,6 +173,7 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
     stats = {"games": n_games, "wins": int(won.sum()), "win_rate": round(float(won.mean()), 4),
              "mean_foundation_cards": round(float(cards.mean()), 2), "steps": steps,
              "truncated": truncated_games, "wall_time_s": round(wall, 1),
+             **({"student_labels": student_labels} if accept_student else {}),
              "steps_per_s": round(steps / wall, 1) if wall > 0 else None}
     if not chunks:
         return Games(np.zeros((0,)), np.zeros((0, runner.n_actions), bool), np.zeros(0, np.int64),

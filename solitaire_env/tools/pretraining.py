@@ -32,6 +32,8 @@ entry (examples, agreement with the heuristic, wall time, each round)::
       beta: 0.0             # DAgger rounds: the share of moves the teacher plays
       eval_episodes: 0      # validation deals played after each round (at most eval.episodes)
       select_epoch: false   # true: fit one epoch at a time, score each on those deals, keep the best
+      accept_student: false # DAgger rounds: the student's move is its label where the teacher finds it
+                            # keeps as short a win (FreeCell's planner, plan:1xN, judges; see OpenPlanAgent.label)
 
 Fine-tuning (optional ``init_model``): a saved model (``.zip``; e.g. ``agents/pretrained/rainbow.zip``
 or another run's ``selected_model.zip``) whose policy weights the run starts from, before any
@@ -96,7 +98,7 @@ def pretrain_policy(model: Any, config: TrainConfig, out: Path | None = None, ve
         data = imitation.play(config.env_id, pretrain_deals(config, r), config.env_kwargs, n_envs=config.n_envs,
                               teacher=pre.agent, policy=None if teacher_plays else model.policy,
                               beta=1.0 if teacher_plays else pre.beta, seed=pre.seed + r, gamma=gamma,
-                              progress=progress)
+                              progress=progress, accept_student=pre.accept_student and not teacher_plays)
         collect_s = time.perf_counter() - t0
         parts.append(data)
         everything = imitation.Games.concat(parts) if len(parts) > 1 else data
@@ -122,6 +124,7 @@ def pretrain_policy(model: Any, config: TrainConfig, out: Path | None = None, ve
                  "games": data.stats["games"], "player_wins": data.stats["wins"],
                  "player_mean_foundation_cards": data.stats["mean_foundation_cards"],
                  "steps_played": data.stats["steps"],
+                 **({"student_labels": data.stats["student_labels"]} if "student_labels" in data.stats else {}),
                  "examples": len(data), "examples_total": len(everything), "agreement_before": round(before, 4),
                  "agreement": round(imitation.agreement(model.policy, data), 4),
                  "chance_agreement": round(imitation.chance_agreement(data), 4), **losses,
