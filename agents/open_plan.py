@@ -75,15 +75,12 @@ class OpenPlanAgent(SearchAgent):
         t = self.rules.observe(observation)
         if not self.fallback.fresh(t, proposal):  # never teach a move back to a position seen
             return move, move
-        own = self._plan  # the rest of the agent's line after its move
         child = sample_world(self.rules, t, self._rng)  # nothing is hidden: the table itself
         core.apply_action(child, self.variant.spec, self.variant.actions, proposal)
-        if self._search(child) == solver.WON and len(self._solver.solution()) <= len(own):
-            # The learner plays the proposal: its line is the plan from there on.
-            self._plan = self._solver.solution()
-            self._plan_at = self.rules.apply(t, proposal).key()
-            return move, proposal
-        self._plan = own
+        # self._plan is the rest of the agent's own line after its move.
+        if self._search(child) == solver.WON and len(self._solver.solution()) <= len(self._plan):
+            self._plan = self._solver.solution()  # the learner plays the proposal: its line is the plan now
+            return move, self._follow(t, proposal)
         return move, move
 
     def _search(self, world: np.ndarray) -> int:

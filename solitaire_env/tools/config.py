@@ -480,6 +480,7 @@ def _parse_pretrain(pre: dict, env_id: str, eval_config: EvalConfig, src: Any) -
     if config.agent.split(":")[0] not in PRETRAIN_AGENTS:
         raise ConfigError(f"{src('pretrain.agent')}: pretrain.agent must be one of {', '.join(PRETRAIN_AGENTS)} "
                           f"(or search:WxN, plan:WxN, plan-sliced:WxN), got {config.agent!r}")
+    teacher = None
     if config.agent.startswith(("search", "plan")):
         from solitaire_env.agents import make_agent
 
@@ -487,10 +488,7 @@ def _parse_pretrain(pre: dict, env_id: str, eval_config: EvalConfig, src: Any) -
             teacher = make_agent(config.agent, env_id)
         except ValueError as e:
             raise ConfigError(f"{src('pretrain.agent')}: pretrain.agent: {e}") from None
-        judges = hasattr(teacher, "label")
-    else:
-        judges = False
-    if config.accept_student and not judges:
+    if config.accept_student and not hasattr(teacher, "label"):
         raise ConfigError(f"{src('pretrain.accept_student')}: pretrain.accept_student needs a teacher that judges "
                           f"the student's move (FreeCell's planner, plan:1xN); {config.agent!r} in {env_id} does not")
     deals = range(config.seed, config.seed + config.rounds * config.episodes)
