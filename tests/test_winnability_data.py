@@ -220,3 +220,20 @@ def test_winnable_only_takes_the_answers_of_the_rule_set_played():
     with pytest.raises(ValueError, match="no shipped winnability data"):
         evaluate("FreeCell-v0", {"random": make_agent("random", "FreeCell-v0")}, 3, env_kwargs={"cells": 3},
                  winnable_only=True)
+
+
+def test_the_winnable_column_counts_the_rule_set_each_agent_plays():
+    """An agent with env options of its own (a draw 3 policy beside draw 1 agents) is counted against its own
+    rule set's answers; winnable_only refuses to mix rule sets."""
+    from solitaire_env.agents import make_agent
+    from solitaire_env.tools.evaluation import evaluate
+
+    draw3 = make_agent("random", "Klondike-v0")
+    draw3.env_kwargs = {"draw": 3}  # as a policy trained on draw 3 carries
+    agents = {"random": make_agent("random", "Klondike-v0"), "draw3": draw3}
+    result = evaluate("Klondike-v0", agents, 40, seed=0)
+    for name, game in (("random", "klondike"), ("draw3", "klondike_draw3")):
+        assert result.summaries[name].winnable_deals == len(w.winnable_seeds(game) & set(range(40)))
+    assert result.summaries["random"].winnable_deals != result.summaries["draw3"].winnable_deals
+    with pytest.raises(ValueError, match="plays klondike_draw3, not klondike: the winnable deals differ"):
+        evaluate("Klondike-v0", agents, 3, winnable_only=True)

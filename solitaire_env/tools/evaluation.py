@@ -321,8 +321,11 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     agent_kwargs = agent_env_kwargs(agents, env_kwargs)
     try:  # built here too, to refuse bad arguments before any work and to read the time limit
         env = gym.make(env_id, **kwargs, **env_kwargs)
-        for options in agent_kwargs.values():
-            gym.make(env_id, **kwargs, **env_kwargs, **options).close()
+        variants = {name: env.unwrapped.variant for name in agents}  # the rule set each agent plays
+        for name, options in agent_kwargs.items():
+            own = gym.make(env_id, **kwargs, **env_kwargs, **options)
+            variants[name] = own.unwrapped.variant  # (a policy's own draw=3, say)
+            own.close()
     except TypeError as e:  # an argument the env does not take
         raise ValueError(f"env_kwargs: {e}") from None
     limit = env.spec.max_episode_steps if env.spec is not None else None
@@ -334,6 +337,10 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
 
     labels = _shipped_labels(env.unwrapped.variant)  # the rule set played: Klondike draw 3 has labels of its own
     if winnable_only:
+        other = next((name for name, v in variants.items() if v.name != env.unwrapped.variant.name), None)
+        if other is not None:
+            raise ValueError(f"agent {other!r} plays {variants[other].name}, not {env.unwrapped.variant.name}: "
+                             "the winnable deals differ; evaluate it apart")
         if labels is None:
             raise ValueError(f"no shipped winnability data for {env_id} as played here ({env.unwrapped.variant.name}): "
                              "cannot pick the winnable deals")
@@ -414,9 +421,15 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     if failures:
         failures.sort(key=lambda f: order[f[0], f[1]])
         raise EpisodeErrors(failures, records)
-    # The win rate on the winnable deals is only given when some deal played has shipped data.
-    winnable = labels[1] if labels is not None and labels[0] & set(deals) else None
-    summaries = {name: AgentSummary.of(name, [r for r in records if r.agent == name], winnable) for name in agents}
+    # The win rate on the winnable deals is only given when some deal played has shipped data for the rule
+    # set the agent played.
+    played = set(deals)
+    winnable = {}
+    for name in agents:
+        own = labels if variants[name].name == env.unwrapped.variant.name else _shipped_labels(variants[name])
+        winnable[name] = own[1] if own is not None and own[0] & played else None
+    summaries = {name: AgentSummary.of(name, [r for r in records if r.agent == name], winnable[name])
+                 for name in agents}
     return EvaluationResult(env_id, episodes, seed, limit, records, summaries, env_kwargs, winnable_only, deals,
                             agent_kwargs)
 
