@@ -21,6 +21,13 @@ move score          per allowed move, one shared MLP over: the embedding of the 
                     ``allowed`` column rules out get a logit of -1e8, as the env's mask does
 ==================  ==============================================================================
 
+With ``draw_card=True`` (a policy keyword) a draw's card is the one it turns face up: the stock's slot
+under the cards it turns, read from the ``cards`` array (whose stock rows show the stock's order once
+it has been seen: Klondike and Rainbow after the first pass), else the token of an unseen card. The
+stock's slots are otherwise only pooled, so without it the policy cannot tell which card a draw
+brings, which matters in draw 3, where the cards played from the waste decide which stock cards
+ever come up.
+
 Only the allowed moves are scored (about 10-30 of Rank and File's 243 action ids), so a forward
 pass costs little more than the per-position part. ``MaskablePPO(MoveScorerPolicy, env)`` with the
 env above; ``ortho_init`` defaults to off (the layers use PyTorch's default initialisation and the
@@ -50,19 +57,26 @@ def _onehot(x: torch.Tensor, n: int) -> torch.Tensor:
     return nn.functional.one_hot(x.long().clamp(0, n - 1), n).float()
 
 
+def _card_token(slots: torch.Tensor) -> torch.Tensor:
+    """The token of each ``cards`` row: its card (1-52) when seen, else 53 + its state."""
+    rank, suit = slots[..., F.F_RANK].long(), slots[..., F.F_SUIT].long()
+    return torch.where(rank > 0, (suit - 1) * 13 + rank, 53 + slots[..., F.F_STATE].long())
+
+
 class MoveScorer(BaseFeaturesExtractor):
     """The network of :class:`MoveScorerPolicy` (the module docstring says what each part does).
 
     ``forward`` returns ``[logits (n_actions), context (dim)]`` per observation; the policy splits them.
     """
 
-    def __init__(self, observation_space: gym.spaces.Dict, n_actions: int, dim: int = 64, hidden: int = 128) -> None:
+    def __init__(self, observation_space: gym.spaces.Dict, n_actions: int, dim: int = 64, hidden: int = 128,
+                 draw_card: bool = False) -> None:
         super().__init__(observation_space, n_actions + dim)
         need = {"cards", "piles", "foundations", "summary", "action_features"}
         if not isinstance(observation_space, gym.spaces.Dict) or not need <= set(observation_space.spaces):
             raise TypeError("MoveScorerPolicy needs the 'piles' observation with action features: "
                             "gym.make(id, obs_mode='piles', action_features=True)")
-        self.n_actions, self.dim = n_actions, dim
+        self.n_actions, self.dim, self.draw_card = n_actions, dim, draw_card
         self.n_piles = observation_space["piles"].shape[0]
         self.n_found = observation_space["foundations"].shape[0]
         # The codes of "from" and "to" a game uses (free cells add one each), one-hot below.
@@ -92,9 +106,7 @@ class MoveScorer(BaseFeaturesExtractor):
         # would add 0 to every sum below.
         rows, slots = torch.nonzero(cards[..., F.F_STATE] > 0, as_tuple=True)
         occupied = cards[rows, slots]  # (m, columns)
-        state = occupied[:, F.F_STATE].long()
-        rank, suit = occupied[:, F.F_RANK].long(), occupied[:, F.F_SUIT].long()
-        token = torch.where(rank > 0, (suit - 1) * 13 + rank, 53 + state)
+        token = _card_token(occupied)
         cols = torch.stack((occupied[:, F.F_MOVABLE], occupied[:, F.F_UP],
                             occupied[:, F.F_HEIGHT].clamp(max=13) / 13), -1)
         slot = torch.relu(self.token(token) + self.slot(cols))  # (m, d)
@@ -135,13 +147,30 @@ class MoveScorer(BaseFeaturesExtractor):
             target = torch.where((to == F.TO_PILE) | (to == F.TO_EMPTY), to_index,
                                  torch.where(to == F.TO_FOUNDATION, self.n_piles + to_index, torch.zeros_like(to)))
             source = a[:, _A["from_pile"]].long()
-            x = torch.cat((self.token(a[:, _A["card"]].long()), self.token(a[:, _A["onto"]].long()),
+            card = self.drawn_cards(cards, obs["summary"], rows, a) if self.draw_card else a[:, _A["card"]].long()
+            x = torch.cat((self.token(card), self.token(a[:, _A["onto"]].long()),
                            a[:, _A["count"]:_A["count"] + 1] / 13.0, _onehot(a[:, _A["from"]], self.n_from),
                            _onehot(a[:, _A["to"]], self.n_to), (source > 0).float().unsqueeze(-1),
                            a[:, _A["uncovers"]:_A["seen"] + 1], places[rows, source], places[rows, target],
                            context[rows]), -1)
             logits = logits.index_put((rows, moves), self.score(x).squeeze(-1))
         return torch.cat((logits, context), -1)
+
+    @staticmethod
+    def drawn_cards(cards: torch.Tensor, summary: torch.Tensor, rows: torch.Tensor,
+                    moves: torch.Tensor) -> torch.Tensor:
+        """The card token of each move (``moves``: its action-feature rows, of observations ``rows``): the
+        card column, and for a draw the token of the stock slot the drawn cards leave on top of the waste
+        (stock slots lie bottom first, so depth stock size - count)."""
+        token = moves[:, _A["card"]].long()
+        area = cards[0, :, F.F_AREA]
+        is_stock = area == F.AREA_STOCK
+        if not bool(is_stock.any()):
+            return token  # a game without stock rows (the stock is never shown): nothing to look up
+        first = int(torch.argmax(is_stock.int()))
+        draw = moves[:, _A["from"]] == F.FROM_STOCK
+        depth = (summary[rows, 0] - moves[:, _A["count"]]).long().clamp(min=0)
+        return torch.where(draw, _card_token(cards[rows, first + depth]), token)
 
 
 class _Split(nn.Module):
@@ -165,14 +194,16 @@ class _Split(nn.Module):
 
 class MoveScorerPolicy(FastMaskablePolicy):
     """MaskablePPO policy over :class:`MoveScorer` (the module docstring). ``policy_kwargs``: ``dim``
-    (place and context vectors, 64) and ``hidden`` (the MLPs' width, 128)."""
+    (place and context vectors, 64), ``hidden`` (the MLPs' width, 128) and ``draw_card`` (a draw's card
+    is the one it turns up, off by default)."""
 
     def __init__(self, observation_space: gym.spaces.Space, action_space: gym.spaces.Space, lr_schedule: Any,
-                 dim: int = 64, hidden: int = 128, **kwargs: Any) -> None:
-        self._dims = (dim, hidden)
+                 dim: int = 64, hidden: int = 128, draw_card: bool = False, **kwargs: Any) -> None:
+        self._dims, self._draw_card = (dim, hidden), draw_card
         kwargs.setdefault("ortho_init", False)
         kwargs["features_extractor_class"] = MoveScorer
-        kwargs["features_extractor_kwargs"] = {"n_actions": int(action_space.n), "dim": dim, "hidden": hidden}
+        kwargs["features_extractor_kwargs"] = {"n_actions": int(action_space.n), "dim": dim, "hidden": hidden,
+                                               "draw_card": draw_card}
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
@@ -187,6 +218,8 @@ class MoveScorerPolicy(FastMaskablePolicy):
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
         data.update(dim=self._dims[0], hidden=self._dims[1])
+        if self._draw_card:  # (policies saved without the option load as before)
+            data.update(draw_card=True)
         for key in ("features_extractor_class", "features_extractor_kwargs"):
             data.pop(key, None)  # set by __init__ from dim and hidden
         return data

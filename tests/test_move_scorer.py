@@ -21,10 +21,10 @@ torch.set_num_threads(1)  # small networks: threads only add contention on a sha
 KWARGS = {"obs_mode": "piles", "action_features": True, "no_revisit": True}
 
 
-def _model(env_id: str, **kwargs):
+def _model(env_id: str, draw_card: bool = False, **kwargs):
     venv = make_sb3_vec_env(env_id, n_envs=2, seed=0, **KWARGS)
     return MaskablePPO(MoveScorerPolicy, venv, n_steps=32, batch_size=32, n_epochs=1, device="cpu", seed=0,
-                       policy_kwargs={"dim": 16, "hidden": 32}, **kwargs)
+                       policy_kwargs={"dim": 16, "hidden": 32, "draw_card": draw_card}, **kwargs)
 
 
 def _logits(policy, obs) -> np.ndarray:
@@ -33,11 +33,12 @@ def _logits(policy, obs) -> np.ndarray:
         return policy.get_distribution(tensor).distribution.logits.numpy()
 
 
-@pytest.mark.parametrize("env_id", [e for e in ENV_IDS if e != "FreeCell-v0"])  # FreeCell hides no card
-def test_hidden_cards_never_change_the_policy(env_id):
+@pytest.mark.parametrize("env_id,draw_card", [(e, False) for e in ENV_IDS if e != "FreeCell-v0"]  # none hidden
+                         + [("Klondike-v0", True), ("Rainbow-v0", True)])
+def test_hidden_cards_never_change_the_policy(env_id, draw_card):
     """Twin positions (the face-down cards and the unseen stock dealt differently) give the same
     observation and the same action logits, at every step of a game."""
-    policy = _model(env_id).policy
+    policy = _model(env_id, draw_card).policy
     env, twin_env, here = gym.make(env_id, **KWARGS), gym.make(env_id, **KWARGS), gym.make(env_id, **KWARGS)
     rng = random.Random(0)
     obs, info = env.reset(seed=3)
@@ -114,6 +115,71 @@ def test_it_trains_saves_and_loads(tmp_path):
     assert isinstance(loaded.policy, MoveScorerPolicy)
     obs, _ = gym.make("Rainbow-v0", **KWARGS).reset(seed=5)
     np.testing.assert_allclose(_logits(loaded.policy, obs), _logits(model.policy, obs))
+
+
+@pytest.mark.parametrize("env_id,kwargs", [("Klondike-v0", {"draw": 1}), ("Klondike-v0", {"draw": 3}),
+                                           ("Rainbow-v0", {})])
+def test_draw_card_is_the_card_the_draw_turns_up(env_id, kwargs):
+    """With draw_card a draw's card token is the waste's top card after the draw once the stock's order
+    is shown, and the unseen card's token before; every other move keeps its card column."""
+    from solitaire_env.agents.move_scorer import MoveScorer
+    from solitaire_env.engine import features as F
+
+    env = gym.make(env_id, **KWARGS, **kwargs)
+    obs, info = env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    known = unseen = 0
+    for _ in range(600):
+        acts = obs["action_features"]
+        allowed = np.flatnonzero(acts[:, F.ACTION_FEATURES.index("allowed")])
+        if not len(allowed):  # stuck (no_revisit): a new game
+            obs, info = env.reset()
+            continue
+        tensors = {k: torch.as_tensor(v[None]) for k, v in obs.items()}
+        rows = torch.zeros(len(allowed), dtype=torch.long)
+        tokens = MoveScorer.drawn_cards(tensors["cards"], tensors["summary"], rows,
+                                        tensors["action_features"][0, allowed]).numpy()
+        draws = acts[allowed, F.ACTION_FEATURES.index("from")] == F.FROM_STOCK
+        card = F.ACTION_FEATURES.index("card")
+        assert np.array_equal(tokens[~draws], acts[allowed[~draws], card])
+        if draws.any() and rng.random() < 0.7:
+            obs, _, terminated, truncated, info = env.step(int(allowed[draws][0]))
+            waste = np.flatnonzero(obs["cards"][:, F.F_AREA] == F.AREA_WASTE)
+            top = obs["cards"][waste[obs["summary"][1] - 1]]
+            if tokens[draws][0] == 53 + 3:  # an unseen stock card (state 3)
+                unseen += 1
+            else:
+                assert tokens[draws][0] == (top[F.F_SUIT] - 1) * 13 + top[F.F_RANK]
+                known += 1
+        else:
+            obs, _, terminated, truncated, info = env.step(int(rng.choice(allowed)))
+        if terminated or truncated:
+            obs, info = env.reset()
+    assert known >= 20 and unseen >= 3
+
+
+def test_draw_card_is_kept_by_a_saved_policy_and_changes_only_draw_scores(tmp_path):
+    model = _model("Klondike-v0", draw_card=True)
+    model.save(tmp_path / "m.zip")
+    loaded = MaskablePPO.load(tmp_path / "m.zip", device="cpu")
+    assert loaded.policy.features_extractor.draw_card
+    plain = _model("Klondike-v0")
+    plain.policy.load_state_dict(model.policy.state_dict())  # the same weights, without the option
+    env = gym.make("Klondike-v0", **KWARGS)
+    obs, info = env.reset(seed=2)
+    differ = 0
+    for _ in range(200):
+        a, b = _logits(loaded.policy, obs)[0], _logits(plain.policy, obs)[0]
+        draw = 0  # Klondike's action 0 is the draw
+        others = np.flatnonzero(info["action_mask"])
+        rest = others[others != draw]  # (the logits are normalised: compare them to the first move's)
+        np.testing.assert_allclose(a[rest] - a[rest[:1]], b[rest] - b[rest[:1]], atol=1e-5)
+        differ += info["action_mask"][draw] and a[draw] != b[draw]
+        obs, _, terminated, truncated, info = env.step(int(others[0] if others[0] != draw or len(others) == 1
+                                                           else others[1]))
+        if terminated or truncated:
+            obs, info = env.reset()
+    assert differ > 0
 
 
 def test_it_refuses_an_observation_without_action_features():

@@ -88,6 +88,9 @@ BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
     ({"policy_kwargs": {"dim": 32}}, "policy_kwargs.dim belongs to MoveScorerPolicy only"),
     ({"policy": "MoveScorerPolicy", "env_kwargs": {"obs_mode": "piles", "action_features": True},
       "policy_kwargs": {"hidden": 0}}, "policy_kwargs.hidden must be a positive integer"),
+    ({"policy_kwargs": {"draw_card": True}}, "policy_kwargs.draw_card belongs to MoveScorerPolicy only"),
+    ({"policy": "MoveScorerPolicy", "env_kwargs": {"obs_mode": "piles", "action_features": True},
+      "policy_kwargs": {"draw_card": 1}}, "policy_kwargs.draw_card must be true or false, got 1"),
     ({"update_threads": 0}, "'update_threads' must be positive, got 0"),
     ({"update_threads": "2"}, "'update_threads' must be int, got str"),
 ])

@@ -118,10 +118,10 @@ JAX_ENV_KWARGS = ("illegal_penalty", "win_bonus", "step_penalty", "reveal_bonus"
 # The observation modes each policy reads (SB3's MlpPolicy one-hots a MultiDiscrete itself).
 POLICY_OBS_MODES = {"CardCodesPolicy": ("codes",), "MlpPolicy": ("codes", "onehot"),
                     "MultiInputPolicy": ("dict", "piles"), "MoveScorerPolicy": ("piles",)}
-# The policy_kwargs build_model turns into SB3's arguments (features_dim, activation_fn by name; dim, hidden
-# for MoveScorerPolicy), or passes on as they are.
+# The policy_kwargs build_model turns into SB3's arguments (features_dim, activation_fn by name; dim, hidden,
+# draw_card for MoveScorerPolicy), or passes on as they are.
 _POLICY_KWARGS = {"net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_dim", "dim",
-                  "hidden"}
+                  "hidden", "draw_card"}
 
 
 # --- reading: YAML, bases, --set -------------------------------------------------------------------
@@ -376,6 +376,13 @@ def _check_policy_kwargs(policy_kwargs: dict, policy: str, src: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ConfigError(f"{src('policy_kwargs.' + key)}: policy_kwargs.{key} must be a positive integer, "
                               f"got {value!r}")
+    if "draw_card" in policy_kwargs:
+        if policy != "MoveScorerPolicy":
+            raise ConfigError(f"{src('policy_kwargs.draw_card')}: policy_kwargs.draw_card belongs to "
+                              "MoveScorerPolicy only")
+        if not isinstance(policy_kwargs["draw_card"], bool):
+            raise ConfigError(f"{src('policy_kwargs.draw_card')}: policy_kwargs.draw_card must be true or false, "
+                              f"got {policy_kwargs['draw_card']!r}")
 
     def sizes(v: Any) -> bool:
         return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v)
