@@ -21,7 +21,7 @@ from solitaire_env.tools.config import (  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted(ROOT.joinpath("configs").glob("**/*.yaml"))
 RECIPES = {"rank_and_file.yaml": "RankAndFile-v0", "number_ten.yaml": "NumberTen-v0", "rainbow.yaml": "Rainbow-v0",
-           "freecell.yaml": "FreeCell-v0", "klondike.yaml": "Klondike-v0"}
+           "freecell.yaml": "FreeCell-v0", "klondike.yaml": "Klondike-v0", "klondike_draw3.yaml": "Klondike-v0"}
 
 
 def test_configs_holds_one_quick_config_one_recipe_per_game_and_ablations():

@@ -323,7 +323,7 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
         env = gym.make(env_id, **kwargs, **env_kwargs)
         variants = {name: env.unwrapped.variant for name in agents}  # the rule set each agent plays
         for name, options in agent_kwargs.items():
-            own = gym.make(env_id, **kwargs, **env_kwargs, **options)
+            own = gym.make(env_id, **{**kwargs, **env_kwargs, **options})  # (an option set in both: one value)
             variants[name] = own.unwrapped.variant  # (a policy's own draw=3, say)
             own.close()
     except TypeError as e:  # an argument the env does not take
@@ -511,7 +511,7 @@ class _EpisodeContext:
         own = dict(getattr(self.agents[name], "env_kwargs", None) or {})
         key = tuple(sorted(own.items()))
         if key not in self._envs:
-            self._envs[key] = gym.make(self.env_id, **self.env_kwargs, **own)
+            self._envs[key] = gym.make(self.env_id, **{**self.env_kwargs, **own})
         return self._envs[key]
 
     def close(self) -> None:
