@@ -79,11 +79,12 @@ def test_a_draw_3_game_gets_the_draw_3_policy_and_a_rule_set_without_one_says_so
     assert draw3.env_kwargs["draw"] == 3
     assert make_agent("pretrained", "Klondike-v0").env_kwargs["draw"] == 1
     # The option it was picked by is its own too: played batched and one game at a time (recorded).
-    (tmp_path / "recordings").mkdir()
-    for record_dir in (None, tmp_path / "recordings"):
+    for record_dir in (None, tmp_path / "recordings"):  # (evaluate makes the folder)
         result = evaluate("Klondike-v0", {"pretrained": draw3}, episodes=2, env_kwargs={"draw": 3},
                           record_dir=record_dir, max_episode_steps=50, progress=False)
         assert len(result.records) == 2
+    assert sorted(p.name for p in (tmp_path / "recordings").iterdir()) == ["pretrained-deal-0.json",
+                                                                         "pretrained-deal-1.json"]
     shutil.copy(pretrained_path("Klondike-v0"), tmp_path)  # draw 1's alone
     monkeypatch.setattr(agents, "PRETRAINED_DIR", str(tmp_path))
     with pytest.raises(FileNotFoundError, match="no pretrained policy is shipped for Klondike-v0 with draw=3"):

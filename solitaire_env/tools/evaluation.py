@@ -281,7 +281,8 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     ``max_episode_steps``: ``None`` keeps the env's registered time limit. ``env_kwargs``: arguments
     for the env (e.g. ``{"no_revisit": True}``; not ``deals``: the deals are the ones above), kept in
     the result. ``record_dir``: write each
-    episode there as a recording (``docs/recordings.md``), named ``AGENT-deal-SEED.json``. ``progress`` shows a tqdm
+    episode there as a recording (``docs/recordings.md``), named ``AGENT-deal-SEED.json`` (the folder is
+    made if missing). ``progress`` shows a tqdm
     bar of finished episodes on stderr.
 
     ``backend`` (:class:`~solitaire_env.parallel.Backend`): where the episodes run, one task per
@@ -357,7 +358,9 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     if resume and csv_path is not None and os.path.exists(csv_path):
         done = {(r.agent, r.deal_seed): r for r in read_records(csv_path) if (r.agent, r.deal_seed) in order}
     todo = [key for key in order if key not in done]
-    record_dir = None if record_dir is None else os.path.abspath(record_dir)  # workers: other cwd
+    if record_dir is not None:
+        record_dir = os.path.abspath(record_dir)  # workers: other cwd
+        os.makedirs(record_dir, exist_ok=True)
     context = _EpisodeContext(env_id, {**kwargs, **env_kwargs}, agents, record_dir, torch_threads)
     context._envs[()] = env  # played on here when the tasks run in this process; never sent to a worker
     out = open(csv_path, "a" if done else "w", newline="") if csv_path is not None else None  # noqa: SIM115
