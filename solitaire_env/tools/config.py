@@ -369,20 +369,17 @@ def _check_policy_kwargs(policy_kwargs: dict, policy: str, src: Any) -> None:
     if "features_dim" in policy_kwargs and policy != "CardCodesPolicy":
         raise ConfigError(f"{src('policy_kwargs.features_dim')}: policy_kwargs.features_dim belongs to "
                           "CardCodesPolicy only")
-    for key in sorted({"dim", "hidden"} & set(policy_kwargs)):
+    for key in sorted({"dim", "hidden", "draw_card"} & set(policy_kwargs)):
         if policy != "MoveScorerPolicy":
             raise ConfigError(f"{src('policy_kwargs.' + key)}: policy_kwargs.{key} belongs to MoveScorerPolicy only")
         value = policy_kwargs[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        if key == "draw_card":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{src('policy_kwargs.' + key)}: policy_kwargs.{key} must be true or false, "
+                                  f"got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ConfigError(f"{src('policy_kwargs.' + key)}: policy_kwargs.{key} must be a positive integer, "
                               f"got {value!r}")
-    if "draw_card" in policy_kwargs:
-        if policy != "MoveScorerPolicy":
-            raise ConfigError(f"{src('policy_kwargs.draw_card')}: policy_kwargs.draw_card belongs to "
-                              "MoveScorerPolicy only")
-        if not isinstance(policy_kwargs["draw_card"], bool):
-            raise ConfigError(f"{src('policy_kwargs.draw_card')}: policy_kwargs.draw_card must be true or false, "
-                              f"got {policy_kwargs['draw_card']!r}")
 
     def sizes(v: Any) -> bool:
         return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v)

@@ -427,9 +427,12 @@ def evaluate(env_id: str, agents: dict[str, Agent], episodes: int, seed: int = 0
     # The win rate on the winnable deals is only given when some deal played has shipped data for the rule
     # set the agent played.
     played = set(deals)
+    shipped = {env.unwrapped.variant.name: labels}  # rule set -> its labels, each loaded once
     winnable = {}
-    for name in agents:
-        own = labels if variants[name].name == env.unwrapped.variant.name else _shipped_labels(variants[name])
+    for name, rules in variants.items():
+        if rules.name not in shipped:
+            shipped[rules.name] = _shipped_labels(rules)
+        own = shipped[rules.name]
         winnable[name] = own[1] if own is not None and own[0] & played else None
     summaries = {name: AgentSummary.of(name, [r for r in records if r.agent == name], winnable[name])
                  for name in agents}
