@@ -147,6 +147,24 @@ def test_cloning_learns_the_teacher():
     assert after > max(before + 0.15, imitation.chance_agreement(data) + 0.3, 0.7), (before, after, losses)
 
 
+def test_the_decayed_rate_moves_the_weights_less_and_each_epoch_is_reported():
+    """lr_decay: the rate falls linearly to zero, so Adam (whose steps are about the rate's size) moves the
+    weights about half as far as at a constant rate; on_epoch sees each pass end in evaluation mode."""
+    venv = make_sb3_vec_env("Rainbow-v0", n_envs=1, **KWARGS)
+    data = imitation.play("Rainbow-v0", range(3_000_000, 3_000_010), KWARGS, n_envs=5, teacher="heuristic")
+    moved, seen = {}, []
+    for decay in (False, True):
+        model = MaskablePPO(MoveScorerPolicy, venv, device="cpu", seed=0, policy_kwargs={"dim": 16, "hidden": 32})
+        start = torch.nn.utils.parameters_to_vector(model.policy.parameters()).detach().clone()
+        imitation.fit(model.policy, data, epochs=2, batch_size=64, seed=0, lr_decay=decay,
+                      on_epoch=lambda e, p=model.policy: seen.append((e, p.training)))
+        end = torch.nn.utils.parameters_to_vector(model.policy.parameters()).detach()
+        moved[decay] = float((end - start).abs().sum())
+        assert not model.policy.training
+    assert seen == [(0, False), (1, False)] * 2
+    assert 0.3 * moved[False] < moved[True] < 0.75 * moved[False], moved
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="needs a teacher, a policy or both"):
         imitation.play("Rainbow-v0", DEALS)

@@ -356,6 +356,38 @@ def test_dagger_rounds_are_saved_and_a_cut_run_goes_on_after_the_last(tmp_path, 
     assert again[0] == rounds[0] and again[1]["examples"] == rounds[1]["examples"]  # the same games
 
 
+@pytest.mark.parametrize("lr_decay", [False, True])
+def test_select_epoch_scores_every_epoch_and_keeps_the_best(tmp_path, monkeypatch, lr_decay):
+    """select_epoch: each epoch is scored on the validation deals and the best one's weights are kept, at a
+    constant rate (a fresh Adam an epoch) and with lr_decay (one Adam, the rate falling to zero)."""
+    from solitaire_env.tools import pretraining
+
+    real, scripted, scored = pretraining.validation_games, [0.25, 0.75, 0.5], []
+
+    def fake(config, policy, episodes):  # the epochs' scores are scripted; the weights scored are noted
+        games = real(config, policy, episodes)
+        if len(scored) < len(scripted):
+            scored.append(torch.nn.utils.parameters_to_vector(policy.parameters()).detach().clone())
+            games.stats["win_rate"] = scripted[len(scored) - 1]
+        return games
+
+    monkeypatch.setattr(pretraining, "validation_games", fake)
+    raw = {
+        "env_id": "Rainbow-v0", "total_timesteps": 0, "n_envs": 4, "seed": 0, "policy": "MoveScorerPolicy",
+        "policy_kwargs": {"dim": 16, "hidden": 32},
+        "env_kwargs": {"obs_mode": "piles", "action_features": True, "no_revisit": True},
+        "eval": {"episodes": 4},
+        "pretrain": {"episodes": 6, "seed": 2_000_000, "epochs": 3, "batch_size": 64, "eval_episodes": 4,
+                     "select_epoch": True, "lr_decay": lr_decay},
+    }
+    out = train(parse_config(raw), output_dir=tmp_path / "run", progress=False)
+    (only,) = json.loads((out / "pretrain.json").read_text())["rounds"]
+    assert only["epoch_validation_win_rates"] == scripted and only["validation"]["win_rate"] == 0.75
+    kept = torch.nn.utils.parameters_to_vector(
+        MaskablePPO.load(out / "pretrained_model.zip", device="cpu").policy.parameters()).detach()
+    assert torch.equal(kept, scored[1]) and not torch.equal(kept, scored[2])  # the second epoch's weights
+
+
 def test_a_run_starts_from_init_model_and_selects_against_it(tmp_path, monkeypatch):
     """init_model: the run's first weights are the saved policy's; a policy of another class or size is
     refused before the run directory exists; the selection scores the starting policy too."""

@@ -68,6 +68,7 @@ class PretrainConfig:
     beta: float = _opt(0.0, "unit")  # DAgger rounds: the share of moves the teacher plays (the student the rest)
     eval_episodes: int = _opt(0, "non_negative")  # validation deals (eval.seed ..) played greedily after each round
     select_epoch: bool = False  # with eval_episodes: score every epoch on those deals and keep the best
+    lr_decay: bool = False  # the learning rate falls linearly to zero over each round's epochs
     # DAgger rounds: the student's move is its label where the teacher finds it keeps as short a win as the
     # teacher's own move (a teacher with a ``label`` method: FreeCell's planner, plan:1xN)
     accept_student: bool = False

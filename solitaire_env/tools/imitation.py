@@ -19,6 +19,7 @@ Needs the ``train`` extra (torch).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,15 +192,21 @@ def play(env_id: str, deals: range, env_kwargs: dict | None = None, n_envs: int 
 
 def fit(policy: Any, data: Games, epochs: int, batch_size: int = 512, learning_rate: float = 1e-3,
         value: bool = True, value_coef: float = 0.5, max_grad_norm: float = 0.5, seed: int = 0,
-        progress: bool = False) -> dict[str, float]:
+        progress: bool = False, lr_decay: bool = False,
+        on_epoch: Callable[[int], None] | None = None) -> dict[str, float]:
     """Fit ``policy`` (an SB3 maskable policy) to ``data``'s labels: cross-entropy of its masked action
     distribution, plus ``value_coef`` times the squared error of its value on the returns when
-    ``value``. Adam over ``epochs`` shuffled passes (``seed``). Returns the last epoch's mean losses."""
+    ``value``. Adam over ``epochs`` shuffled passes (``seed``), at ``learning_rate`` throughout or, with
+    ``lr_decay``, falling linearly from it to zero over the passes' batches. ``on_epoch(e)`` is called
+    after pass ``e`` (0-based; the policy in training mode). Returns the last epoch's mean losses."""
     import torch
 
     n = len(data)
     rng = np.random.default_rng(seed)
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    steps = epochs * ((n + batch_size - 1) // batch_size)
+    schedule = (torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: 1.0 - k / steps)
+                if lr_decay and steps else None)
     actions = torch.as_tensor(data.actions)
     returns = torch.as_tensor(data.returns)
     policy.set_training_mode(True)
@@ -209,7 +216,7 @@ def fit(policy: Any, data: Games, epochs: int, batch_size: int = 512, learning_r
         from tqdm import tqdm
 
         bar = tqdm(total=epochs * ((n + batch_size - 1) // batch_size), unit="batch", leave=False)
-    for _ in range(epochs):
+    for epoch in range(epochs):
         order = rng.permutation(n)
         totals = np.zeros(2)
         for lo in range(0, n, batch_size):
@@ -223,9 +230,15 @@ def fit(policy: Any, data: Games, epochs: int, batch_size: int = 512, learning_r
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
             optimizer.step()
+            if schedule is not None:
+                schedule.step()
             totals += (pol.item() * len(idx), val.item() * len(idx))
             if bar is not None:
                 bar.update(1)
+        if on_epoch is not None:
+            policy.set_training_mode(False)
+            on_epoch(epoch)
+            policy.set_training_mode(True)
     if bar is not None:
         bar.close()
     policy.set_training_mode(False)

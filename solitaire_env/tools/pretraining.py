@@ -32,6 +32,7 @@ entry (examples, agreement with the heuristic, wall time, each round)::
       beta: 0.0             # DAgger rounds: the share of moves the teacher plays
       eval_episodes: 0      # validation deals played after each round (at most eval.episodes)
       select_epoch: false   # true: fit one epoch at a time, score each on those deals, keep the best
+      lr_decay: false       # true: the rate falls linearly to zero over each round's epochs (one Adam)
       accept_student: false # DAgger rounds: the student's move is its label where the teacher finds it
                             # keeps as short a win (FreeCell's planner, plan:1xN, judges; see OpenPlanAgent.label)
 
@@ -106,18 +107,27 @@ def pretrain_policy(model: Any, config: TrainConfig, out: Path | None = None, ve
         fit_args = {"batch_size": pre.batch_size, "learning_rate": pre.learning_rate, "value": pre.value,
                     "value_coef": pre.value_coef, "max_grad_norm": model.max_grad_norm, "progress": progress}
         epoch_rates: list[float] = []
-        if pre.select_epoch and pre.eval_episodes:
-            # One epoch at a time (a fresh Adam each), each scored on the validation deals; keep the best.
-            best_state, losses = None, {}
+        best: dict[str, Any] = {}
+
+        def score_epoch(_epoch: int, rates: list[float] = epoch_rates, kept: dict[str, Any] = best) -> None:
+            """Score the policy on the validation deals; keep the best epoch's (the latest of equals)."""
+            val = validation_games(config, model.policy, len(evals))
+            rates.append(val.stats["win_rate"])
+            if val.stats["win_rate"] == max(rates):
+                kept.update(state=copy.deepcopy(model.policy.state_dict()), val=val)
+
+        selecting = pre.select_epoch and pre.eval_episodes
+        if selecting and not pre.lr_decay:
+            # One epoch at a time, a fresh Adam each (as the recipes that ship were trained), each scored.
             for e in range(pre.epochs):
                 losses = imitation.fit(model.policy, everything, 1, seed=pre.seed + 1000 * r + e, **fit_args)
-                val = validation_games(config, model.policy, len(evals))
-                epoch_rates.append(val.stats["win_rate"])
-                if val.stats["win_rate"] == max(epoch_rates):  # the latest of equals
-                    best_state, best_val = copy.deepcopy(model.policy.state_dict()), val
-            model.policy.load_state_dict(best_state)
-        else:
-            losses = imitation.fit(model.policy, everything, pre.epochs, seed=pre.seed + r, **fit_args)
+                score_epoch(e)
+        else:  # one Adam over the epochs, so that the decay spans them all
+            losses = imitation.fit(model.policy, everything, pre.epochs, seed=pre.seed + r, lr_decay=pre.lr_decay,
+                                   on_epoch=score_epoch if selecting else None, **fit_args)
+        if selecting:
+            model.policy.load_state_dict(best["state"])
+            best_val = best["val"]
         fit_s = time.perf_counter() - t0 - collect_s
         stats = {"round": r, "deals": describe(pretrain_deals(config, r).start, pretrain_deals(config, r)[-1]),
                  "player": "teacher" if teacher_plays else f"student, teacher's move with probability {pre.beta}",
