@@ -35,6 +35,13 @@ def test_there_is_a_config_per_game():
 
 
 BASE = {"env_id": "Rainbow-v0", "total_timesteps": 1000}
+# A small MoveScorerPolicy run with no PPO phase, for the pretraining tests to add their pretrain section to.
+SMALL_SCORER_RUN = {
+    "env_id": "Rainbow-v0", "total_timesteps": 0, "n_envs": 4, "seed": 0, "policy": "MoveScorerPolicy",
+    "policy_kwargs": {"dim": 16, "hidden": 32},
+    "env_kwargs": {"obs_mode": "piles", "action_features": True, "no_revisit": True},
+    "eval": {"episodes": 4},
+}
 
 
 @pytest.mark.parametrize("change, match", [
@@ -327,14 +334,8 @@ def test_train_cli_checks_everything_before_making_the_run_directory(tmp_path, c
 def test_dagger_rounds_are_saved_and_a_cut_run_goes_on_after_the_last(tmp_path, capsys):
     """A MoveScorerPolicy recipe: cloning, one DAgger round, each scored on validation deals; cut after
     round 0, --resume plays round 1 only, and the run selects its policy by validation win rate."""
-    raw = {
-        "env_id": "Rainbow-v0", "total_timesteps": 0, "n_envs": 4, "seed": 0, "policy": "MoveScorerPolicy",
-        "policy_kwargs": {"dim": 16, "hidden": 32},
-        "env_kwargs": {"obs_mode": "piles", "action_features": True, "no_revisit": True},
-        "eval": {"episodes": 4},
-        "pretrain": {"episodes": 6, "seed": 2_000_000, "epochs": 1, "batch_size": 128, "rounds": 2,
-                     "eval_episodes": 4},
-    }
+    raw = {**SMALL_SCORER_RUN, "pretrain": {"episodes": 6, "seed": 2_000_000, "epochs": 1, "batch_size": 128,
+                                            "rounds": 2, "eval_episodes": 4}}
     config = parse_config(raw)
     out = train(config, output_dir=tmp_path / "run", progress=False)
     stats = json.loads((out / "summary.json").read_text())
@@ -372,14 +373,8 @@ def test_select_epoch_scores_every_epoch_and_keeps_the_best(tmp_path, monkeypatc
         return games
 
     monkeypatch.setattr(pretraining, "validation_games", fake)
-    raw = {
-        "env_id": "Rainbow-v0", "total_timesteps": 0, "n_envs": 4, "seed": 0, "policy": "MoveScorerPolicy",
-        "policy_kwargs": {"dim": 16, "hidden": 32},
-        "env_kwargs": {"obs_mode": "piles", "action_features": True, "no_revisit": True},
-        "eval": {"episodes": 4},
-        "pretrain": {"episodes": 6, "seed": 2_000_000, "epochs": 3, "batch_size": 64, "eval_episodes": 4,
-                     "select_epoch": True, "lr_decay": lr_decay},
-    }
+    raw = {**SMALL_SCORER_RUN, "pretrain": {"episodes": 6, "seed": 2_000_000, "epochs": 3, "batch_size": 64,
+                                            "eval_episodes": 4, "select_epoch": True, "lr_decay": lr_decay}}
     out = train(parse_config(raw), output_dir=tmp_path / "run", progress=False)
     (only,) = json.loads((out / "pretrain.json").read_text())["rounds"]
     assert only["epoch_validation_win_rates"] == scripted and only["validation"]["win_rate"] == 0.75
