@@ -198,7 +198,8 @@ def fit(policy: Any, data: Games, epochs: int, batch_size: int = 512, learning_r
     distribution, plus ``value_coef`` times the squared error of its value on the returns when
     ``value``. Adam over ``epochs`` shuffled passes (``seed``), at ``learning_rate`` throughout or, with
     ``lr_decay``, falling linearly from it to zero over the passes' batches. ``on_epoch(e)`` is called
-    after pass ``e`` (0-based; the policy in training mode). Returns the last epoch's mean losses."""
+    after pass ``e`` (0-based), the policy in evaluation mode while it runs. Returns the last epoch's mean
+    losses."""
     import torch
 
     n = len(data)
@@ -215,7 +216,7 @@ def fit(policy: Any, data: Games, epochs: int, batch_size: int = 512, learning_r
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=epochs * ((n + batch_size - 1) // batch_size), unit="batch", leave=False)
+        bar = tqdm(total=steps, unit="batch", leave=False)
     for epoch in range(epochs):
         order = rng.permutation(n)
         totals = np.zeros(2)
